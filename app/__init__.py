@@ -1,0 +1,1 @@
+"""The Litestar web app: pages, the JSON API, markdown for agents; ``create_app`` is the composition root."""

@@ -1,0 +1,39 @@
+"""``python -m app serve`` (or the ``wovepaper`` script): migrate, then serve with uvicorn."""
+
+from __future__ import annotations
+
+import click
+import uvicorn
+
+from catalog.db import make_engine, migrate
+from settings import get_settings
+
+
+@click.group()
+def cli() -> None:
+    """The wovepaper web app."""
+
+
+@cli.command()
+def serve() -> None:
+    """Bring the catalogue schema up to date and serve the app."""
+    settings = get_settings()
+    migrate(make_engine(settings.database_url))
+    click.echo(f"wovepaper is serving on {settings.public_url}", err=True)
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=settings.server.host,
+        port=settings.server.port,
+        workers=settings.server.workers,
+        log_level="warning",
+        proxy_headers=False,
+    )
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The relational catalogue: models, identifiers, names, queries and migrations."""

@@ -1,0 +1,80 @@
+"""Engines, sessions and migrations for the catalogue (SQLite by default, PostgreSQL when configured)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def make_engine(url: str, *, echo: bool = False) -> Engine:
+    """An engine tuned for its backend; SQLite gets WAL and a busy timeout so readers never see
+    "database is locked" while the worker writes."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=20
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def _sqlite_pragmas(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    # We emit BEGIN ourselves (below), so pysqlite's own implicit transactions are switched off.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA cache_size=-65536")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    """``BEGIN DEFERRED`` by default; writers that read-then-write (id allocation, queue claims) ask
+    for ``execution_options(sqlite_begin="IMMEDIATE")`` to take the write lock up front, which
+    avoids SQLITE_BUSY_SNAPSHOT when another writer commits in between."""
+    mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+    conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Session]:
+    """A short write transaction: commit on success, roll back on any error."""
+    with Session(engine, expire_on_commit=False) as session, session.begin():
+        yield session
+
+
+def alembic_config(engine: Engine) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["engine"] = engine
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent; cheap when already there)."""
+    command.upgrade(alembic_config(engine), "head")
+
+
+def is_migrated(engine: Engine) -> bool:
+    return inspect(engine).has_table("papers")

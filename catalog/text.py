@@ -1,0 +1,21 @@
+"""Text that is safe to store anywhere: no NUL bytes, no lone surrogates, whitespace collapsed.
+
+PostgreSQL rejects NUL in text and every UTF-8 encoder rejects lone surrogates; both occur in real
+PDFs and metadata, so everything bound for the catalogue or the vector store passes through here.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """Remove NUL bytes, lone surrogates and control characters; keep newlines and tabs."""
+    return _UNSAFE.sub("", text)
+
+
+def clean_text(text: str) -> str:
+    """:func:`scrub`, then every run of whitespace becomes one space (metadata fields)."""
+    return " ".join(scrub(text).split())

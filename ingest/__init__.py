@@ -1,0 +1,1 @@
+"""Ingestion: sources, importers, the PDF pipeline, enrichment and the worker."""

@@ -1,0 +1,58 @@
+"""Progress bars and summaries on the terminal (rich), shared by every ingest command."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ingest.importer import Summary
+from ingest.sources import open_text
+
+console = Console(stderr=True)
+MAX_ERRORS_SHOWN = 50
+
+
+@contextmanager
+def progress_bar(description: str, total: int | None) -> Iterator[Progress]:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        progress.add_task(description, total=total)
+        yield progress
+
+
+def advance(progress: Progress, n: int) -> None:
+    progress.advance(progress.task_ids[0], n)
+
+
+def count_lines(path: Path) -> int:
+    """A quick total for the progress bar (JSONL: one record a line)."""
+    with open_text(path) as handle:
+        return sum(1 for _ in handle)
+
+
+def print_summary(label: str, summary: Summary, seconds: float) -> None:
+    rate = summary.seen / seconds if seconds > 0 else 0.0
+    for error in summary.errors[:MAX_ERRORS_SHOWN]:
+        console.print(f"[yellow]skipped[/] {error}", markup=True, highlight=False)
+    if len(summary.errors) > MAX_ERRORS_SHOWN:
+        console.print(f"[yellow]… and {len(summary.errors) - MAX_ERRORS_SHOWN} more skipped records[/]")
+    console.print(f"[bold]{label}[/]: {summary} in {seconds:.1f} s ({rate:,.0f} records/s)", highlight=False)

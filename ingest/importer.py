@@ -1,0 +1,327 @@
+"""Write metadata records into the catalogue: streamed, batched, idempotent.
+
+Per record the outcome is one of added / updated / unchanged / failed:
+- a record whose content hash equals the stored one is unchanged (re-importing changes nothing);
+- a record older than the stored version is unchanged (an old snapshot never overwrites a newer one);
+- otherwise the stored paper is updated in place (same id); its authorships are rebuilt only when the
+  author list itself changed, so researcher links and affiliations survive metadata-only updates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TypeVar, cast
+
+from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, select, text, update
+
+from catalog.models import Affiliation, Authorship, Base, Paper, PaperCategory, PaperVersion, Researcher
+from catalog.names import person_key
+from ingest.records import PaperRecord, RecordError
+from ingest.researchers import Profile, ResearcherResolver
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_IN_CHUNK = 500
+_VERSION_SUFFIX = re.compile(r"(v\d+)?")
+
+
+@dataclass
+class Summary:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    errors: list[RecordError] = field(default_factory=list)
+    changed_ids: list[str] = field(default_factory=list)  # canonical ids added or updated
+
+    @property
+    def seen(self) -> int:
+        return self.added + self.updated + self.unchanged + self.failed
+
+    def merge(self, other: Summary) -> None:
+        self.added += other.added
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.failed += other.failed
+        self.errors += other.errors
+        self.changed_ids += other.changed_ids
+
+    def __str__(self) -> str:
+        return f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.failed} failed"
+
+
+class Importer:
+    """Import records in batches of ``batch_size``, one short transaction per batch."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        source: str,
+        batch_size: int = 1000,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.source = source
+        self.batch_size = batch_size
+        self.on_progress = on_progress or (lambda _n: None)
+        self.resolver = ResearcherResolver()
+        self._hashes: dict[str, str] = {}
+
+    def run(self, items: Iterable[PaperRecord | RecordError]) -> Summary:
+        summary = Summary()
+        iterator = iter(items)
+        while batch := list(islice(iterator, self.batch_size)):
+            records = [r for r in batch if isinstance(r, PaperRecord)]
+            for error in (r for r in batch if isinstance(r, RecordError)):
+                summary.failed += 1
+                summary.errors.append(error)
+                log.warning("skipped %s", error)
+            with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, conn.begin():
+                summary.merge(self._write(conn, records))
+            self.resolver.forget_if_large()
+            self.on_progress(len(batch))
+        return summary
+
+    # -- one batch ---------------------------------------------------------------------------
+
+    def _write(self, conn: Connection, records: Sequence[PaperRecord]) -> Summary:
+        summary = Summary()
+        unique: dict[str, PaperRecord] = {}
+        for record in records:  # within a batch the newest version of a paper wins
+            held = unique.get(record.arxiv_id)
+            if held is not None:
+                summary.unchanged += 1
+                if (record.latest_version or 0) < (held.latest_version or 0):
+                    continue
+            unique[record.arxiv_id] = record
+        stored = {
+            row.arxiv_id: row
+            for ids in _chunks(list(unique))
+            for row in conn.execute(
+                select(Paper.id, Paper.arxiv_id, Paper.latest_version, Paper.content_hash).where(
+                    Paper.arxiv_id.in_(ids)
+                )
+            )
+        }
+        new: list[PaperRecord] = []
+        changed: list[tuple[int, PaperRecord]] = []
+        self._hashes = {arxiv_id: record.content_hash() for arxiv_id, record in unique.items()}
+        for arxiv_id, record in unique.items():
+            row = stored.get(arxiv_id)
+            hashed = self._hashes[arxiv_id]
+            if row is None:
+                new.append(record)
+            elif row.content_hash == hashed or (record.latest_version or 0) < (row.latest_version or 0):
+                summary.unchanged += 1
+            else:
+                changed.append((row.id, record))
+        if new:
+            ids = self._insert_papers(conn, new)
+            self._write_children(conn, list(zip(ids, new, strict=True)), authors_changed=set(ids))
+            summary.added += len(new)
+        if changed:
+            rebuilt = self._update_papers(conn, changed)
+            self._write_children(conn, changed, authors_changed=rebuilt)
+            summary.updated += len(changed)
+        summary.changed_ids = [r.arxiv_id for r in new] + [r.arxiv_id for _, r in changed]
+        return summary
+
+    def _insert_papers(self, conn: Connection, records: list[PaperRecord]) -> list[int]:
+        ids = _allocate_ids(conn, _table(Paper), len(records))
+        _bulk_insert(
+            conn,
+            _table(Paper),
+            [{"id": pid, **self._paper_row(r)} for pid, r in zip(ids, records, strict=True)],
+        )
+        return ids
+
+    def _update_papers(self, conn: Connection, changed: list[tuple[int, PaperRecord]]) -> set[int]:
+        """Update paper rows; return the ids whose author list changed (their authorships are rebuilt)."""
+        rows = [{"pid": pid, **self._paper_row(r)} for pid, r in changed]
+        for row in rows:
+            row.pop("created_at", None)
+        table = _table(Paper)
+        conn.execute(update(table).where(table.c.id == bindparam("pid")), rows)
+        ids = [pid for pid, _ in changed]
+        written: dict[int, list[str]] = {pid: [] for pid in ids}
+        for chunk in _chunks(ids):
+            for pid, name in conn.execute(
+                select(Authorship.paper_id, Authorship.name)
+                .where(Authorship.paper_id.in_(chunk))
+                .order_by(Authorship.paper_id, Authorship.position)
+            ):
+                written[pid].append(name)
+        rebuilt = {pid for pid, record in changed if tuple(written[pid]) != record.authors}
+        for chunk in _chunks(ids):
+            conn.execute(delete(PaperCategory).where(PaperCategory.paper_id.in_(chunk)))
+            conn.execute(delete(PaperVersion).where(PaperVersion.paper_id.in_(chunk)))
+            conn.execute(
+                delete(Affiliation).where(Affiliation.paper_id.in_(chunk), Affiliation.source == self.source)
+            )
+        for chunk in _chunks(sorted(rebuilt)):  # positions change: every source's affiliations go
+            conn.execute(delete(Affiliation).where(Affiliation.paper_id.in_(chunk)))
+            conn.execute(delete(Authorship).where(Authorship.paper_id.in_(chunk)))
+        return rebuilt
+
+    def _write_children(
+        self, conn: Connection, papers: list[tuple[int, PaperRecord]], *, authors_changed: set[int]
+    ) -> None:
+        categories = [
+            {"paper_id": pid, "position": i, "category": c}
+            for pid, r in papers
+            for i, c in enumerate(r.categories)
+        ]
+        versions = [
+            {"paper_id": pid, "version": v.number, "submitted_at": v.submitted_at, "size": v.size}
+            for pid, r in papers
+            for v in {v.number: v for v in r.versions}.values()
+        ]
+        affiliations = [
+            {"paper_id": pid, "author_position": i, "raw": raw, "source": self.source}
+            for pid, r in papers
+            for i, name in enumerate(r.authors)
+            for raw in dict.fromkeys(r.affiliations.get(name, ()))
+        ]
+        _bulk_insert(conn, _table(PaperCategory), categories)
+        if versions:
+            conn.execute(insert(PaperVersion), versions)
+        _bulk_insert(conn, _table(Affiliation), affiliations)
+        self._write_authorships(conn, [(pid, r) for pid, r in papers if pid in authors_changed])
+
+    def _write_authorships(self, conn: Connection, papers: list[tuple[int, PaperRecord]]) -> None:
+        keyed = [(pid, r, [person_key(a) for a in r.authors]) for pid, r in papers]
+        self.resolver.prefetch(conn, (k for _, _, keys in keyed for k in keys if k))
+        resolved: list[tuple[int, PaperRecord, list[Profile | None]]] = [
+            (pid, r, self.resolver.resolve_paper(r.authors, keys, r.categories)) for pid, r, keys in keyed
+        ]
+        self._insert_researchers(conn, self.resolver.new_profiles)
+        self.resolver.new_profiles = []
+        rows = [
+            {
+                "paper_id": pid,
+                "position": i,
+                "name": name,
+                "role": _role(i, len(r.authors)),
+                "role_source": "arxiv",
+                "researcher_id": profile.id if profile else None,
+            }
+            for pid, r, profiles in resolved
+            for i, (name, profile) in enumerate(zip(r.authors, profiles, strict=True))
+        ]
+        _bulk_insert(conn, _table(Authorship), rows)
+
+    @staticmethod
+    def _insert_researchers(conn: Connection, profiles: list[Profile]) -> None:
+        if not profiles:
+            return
+        now = _now()
+        for profile, rid in zip(
+            profiles, _allocate_ids(conn, _table(Researcher), len(profiles)), strict=True
+        ):
+            profile.id = rid
+        _bulk_insert(
+            conn,
+            _table(Researcher),
+            [{"id": p.id, "display_name": p.name, "name_key": p.key, "created_at": now} for p in profiles],
+        )
+
+    def _paper_row(self, record: PaperRecord) -> dict[str, object]:
+        dates = sorted(v.submitted_at.date() for v in record.versions if v.submitted_at)
+        published = dates[0] if dates else None
+        updated = dates[-1] if dates else None
+        known = [d for d in (updated, record.announced_on) if d]
+        now = _now()
+        return {
+            "arxiv_id": record.arxiv_id,
+            "latest_version": record.latest_version,
+            "title": record.title,
+            "abstract": record.abstract,
+            "primary_category": record.primary_category,
+            "doi": record.doi,
+            "journal_ref": record.journal_ref,
+            "comments": record.comments,
+            "report_no": record.report_no,
+            "license": record.license,
+            "submitter": record.submitter,
+            "abs_url": _arxiv_url(record.abs_url, "abs", record.arxiv_id),
+            "pdf_url": _arxiv_url(record.pdf_url, "pdf", record.arxiv_id),
+            "published_on": published,
+            "updated_on": updated,
+            "announced_on": record.announced_on,
+            "activity_on": max(known) if known else None,
+            "source": self.source,
+            "content_hash": self._hashes[record.arxiv_id],
+            "created_at": now,
+            "modified_at": now,
+        }
+
+
+def _table(model: type[Base]) -> Table:
+    return cast(Table, model.__table__)
+
+
+def _bulk_insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]]) -> None:
+    """executemany straight through the driver, with each column's own SQLAlchemy bind processor
+    applied: the ORM's per-row parameter machinery costs more than the insert itself here."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    processors = [
+        (name, processor)
+        for name in columns
+        if (processor := table.c[name].type.bind_processor(conn.dialect)) is not None
+    ]
+    params = [dict(row) for row in rows]
+    for row in params:
+        for name, processor in processors:
+            if row[name] is not None:
+                row[name] = processor(row[name])
+    mark = ":{}" if conn.dialect.name == "sqlite" else "%({})s"
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(  # noqa: S608 - names come from our own models
+        table.name, ", ".join(columns), ", ".join(mark.format(c) for c in columns)
+    )
+    conn.exec_driver_sql(sql, params)
+
+
+def _allocate_ids(conn: Connection, table: Table, count: int) -> list[int]:
+    """Reserve ``count`` primary keys. PostgreSQL draws them from the table's sequence; SQLite
+    continues after the largest id, which is safe because import transactions begin IMMEDIATE
+    (they hold the write lock from their first statement; see catalog.db)."""
+    if conn.dialect.name == "postgresql":
+        return list(
+            conn.execute(
+                text("SELECT nextval(pg_get_serial_sequence(:t, 'id')) FROM generate_series(1, :n)"),
+                {"t": table.name, "n": count},
+            ).scalars()
+        )
+    start = conn.execute(text(f"SELECT coalesce(max(id), 0) FROM {table.name}")).scalar_one()  # noqa: S608
+    return list(range(start + 1, start + 1 + count))
+
+
+def _role(position: int, count: int) -> str:
+    if position == 0:
+        return "first"
+    return "last" if position == count - 1 else "middle"
+
+
+def _arxiv_url(given: str | None, kind: str, arxiv_id: str) -> str:
+    """The source's URL when it is an https arxiv.org one for this paper, else the canonical one."""
+    canonical = f"https://arxiv.org/{kind}/{arxiv_id}"
+    if given and given.startswith(canonical) and _VERSION_SUFFIX.fullmatch(given[len(canonical) :]):
+        return given
+    return canonical
+
+
+def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), _IN_CHUNK):
+        yield items[start : start + _IN_CHUNK]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)

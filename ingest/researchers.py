@@ -1,0 +1,166 @@
+"""Resolve author strings to researchers.
+
+The rule (README, "Researchers from author strings"):
+
+1. Names are compared by their folded key (``catalog.names.person_key``): accents, case and
+   punctuation do not matter; "Jörg Müller" and "Jorg Muller" are one key; initials are NOT expanded,
+   so "D. P. Kingma" and "Diederik P. Kingma" stay different keys.
+2. A paper's author joins an existing researcher with the same key when they share a co-author
+   (strongest evidence; the candidate with most shared co-authors wins) or, failing that, a field
+   (the top-level arXiv group of any category: cs, math, physics, stat …), or when either side's
+   fields are unknown. Otherwise a new researcher with the same name is created: two people are
+   kept apart only when co-authors AND fields both say so.
+3. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
+
+Limits: the result depends on import order (the first paper seen founds the researcher); two people
+with a common name in the same field who never share a co-author are merged; one person who changes
+field with new co-authors is split. Enrichment (ORCID / OpenAlex ids) overrules this rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, func, select
+from sqlalchemy.orm import aliased
+
+from catalog.models import Authorship, PaperCategory, Researcher
+
+# Co-author evidence is recorded for papers up to this many authors: a 300-author collaboration
+# would add 90,000 pairs and says little about who is who.
+MAX_COAUTHOR_EVIDENCE = 50
+_PHYSICS = {
+    "astro-ph",
+    "cond-mat",
+    "gr-qc",
+    "hep-ex",
+    "hep-lat",
+    "hep-ph",
+    "hep-th",
+    "math-ph",
+    "nlin",
+    "nucl-ex",
+    "nucl-th",
+    "physics",
+    "quant-ph",
+    "acc-phys",
+    "chao-dyn",
+    "supr-con",
+    "atom-ph",
+}
+
+
+def field_of(category: str) -> str:
+    """The broad field of a category: ``cs.LG`` → ``cs``, ``hep-th`` → ``physics``, ``math.GT`` → ``math``."""
+    archive = category.split(".", 1)[0]
+    return "physics" if archive in _PHYSICS else archive
+
+
+@dataclass(slots=True, eq=False)
+class Profile:
+    """What the resolver knows about one researcher; ``id`` is None until the row is inserted."""
+
+    id: int | None
+    name: str
+    key: str
+    fields: set[str] = field(default_factory=set)
+    coauthors: set[str] = field(default_factory=set)
+    papers: int = 0
+
+
+class ResearcherResolver:
+    """Keeps profiles of the researchers seen in this run, loading the others from the catalogue."""
+
+    def __init__(self, max_cached_keys: int = 200_000) -> None:
+        self._by_key: dict[str, list[Profile]] = {}
+        self._max = max_cached_keys
+        self.new_profiles: list[Profile] = []
+
+    def prefetch(self, conn: Connection, keys: Iterable[str]) -> None:
+        """Load the profiles of every key not cached yet (one pass per batch of papers)."""
+        missing = sorted({k for k in keys if k not in self._by_key})
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            for key in chunk:
+                self._by_key[key] = []
+            self._load(conn, chunk)
+
+    def _load(self, conn: Connection, keys: list[str]) -> None:
+        rows = conn.execute(
+            select(Researcher.id, Researcher.display_name, Researcher.name_key).where(
+                Researcher.name_key.in_(keys)
+            )
+        ).all()
+        if not rows:
+            return
+        profiles: dict[int | None, Profile] = {rid: Profile(rid, name, key) for rid, name, key in rows}
+        for profile in profiles.values():
+            self._by_key[profile.key].append(profile)
+        ids = list(profiles)
+        for rid, category in conn.execute(
+            select(Authorship.researcher_id, PaperCategory.category)
+            .join(PaperCategory, PaperCategory.paper_id == Authorship.paper_id)
+            .where(Authorship.researcher_id.in_(ids))
+            .distinct()
+        ):
+            profiles[rid].fields.add(field_of(category))
+        for rid, count in conn.execute(
+            select(Authorship.researcher_id, func.count())
+            .where(Authorship.researcher_id.in_(ids))
+            .group_by(Authorship.researcher_id)
+        ):
+            profiles[rid].papers = count
+        other = aliased(Authorship)
+        for rid, key in conn.execute(
+            select(Authorship.researcher_id, Researcher.name_key)
+            .join(other, (other.paper_id == Authorship.paper_id) & (other.position != Authorship.position))
+            .join(Researcher, Researcher.id == other.researcher_id)
+            .where(Authorship.researcher_id.in_(ids))
+        ):
+            profiles[rid].coauthors.add(key)
+
+    def resolve_paper(
+        self, names: Sequence[str], keys: Sequence[str | None], categories: Iterable[str]
+    ) -> list[Profile | None]:
+        """The researcher of each author of one paper (None where the string names no person)."""
+        fields = {field_of(c) for c in categories}
+        people = {k for k in keys if k}
+        record_coauthors = len(people) <= MAX_COAUTHOR_EVIDENCE
+        chosen: list[Profile | None] = []
+        for name, key in zip(names, keys, strict=True):
+            if key is None:
+                chosen.append(None)
+                continue
+            candidates = self._by_key.get(key)
+            others = people - {key} if candidates or record_coauthors else set()
+            profile = self._match(candidates or [], others, fields)
+            if profile is None:
+                profile = Profile(None, name, key)
+                self._by_key.setdefault(key, []).append(profile)
+                self.new_profiles.append(profile)
+            profile.fields |= fields
+            if record_coauthors:
+                profile.coauthors |= others
+            profile.papers += 1
+            chosen.append(profile)
+        return chosen
+
+    @staticmethod
+    def _match(candidates: list[Profile], coauthors: set[str], fields: set[str]) -> Profile | None:
+        best: tuple[int, int, int] | None = None
+        winner = None
+        for profile in candidates:
+            shared = len(coauthors & profile.coauthors)
+            fields_agree = not fields or not profile.fields or bool(fields & profile.fields)
+            if not shared and not fields_agree:
+                continue
+            score = (shared, int(fields_agree), profile.papers)
+            if best is None or score > best:
+                best, winner = score, profile
+        return winner
+
+    def forget_if_large(self) -> None:
+        """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
+        if len(self._by_key) > self._max:
+            self._by_key.clear()

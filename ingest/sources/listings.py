@@ -1,0 +1,56 @@
+"""The daily-listing JSONL(.gz) files: ``id, title, summary, authors[], categories[], comment, pdf, abs,
+_listing_file`` (the listing's date)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+from ingest.records import BadRecord, PaperRecord, RecordError, make_record, read_jsonl_lines
+from ingest.sources import open_text
+
+
+def read(path: Path) -> Iterator[PaperRecord | RecordError]:
+    with open_text(path) as handle:
+        for number, value in read_jsonl_lines(handle, path.name):
+            if isinstance(value, RecordError):
+                yield value
+                continue
+            try:
+                yield parse(value)
+            except BadRecord as exc:
+                yield RecordError(path.name, number, str(exc))
+
+
+def parse(value: dict[str, object]) -> PaperRecord:
+    authors = value.get("authors")
+    categories = value.get("categories")
+    if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
+        raise BadRecord("authors must be a list of names")
+    if not isinstance(categories, list):
+        raise BadRecord("categories must be a list")
+    return make_record(
+        raw_id=str(value.get("id") or ""),
+        title=value.get("title"),
+        abstract=value.get("summary"),
+        authors=authors,
+        categories=[c for c in categories if isinstance(c, str)],
+        comments=_text(value.get("comment")),
+        announced_on=_date(value.get("_listing_file")),
+        abs_url=_text(value.get("abs")),
+        pdf_url=_text(value.get("pdf")),
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _date(value: object) -> dt.date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return None

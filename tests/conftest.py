@@ -1,0 +1,69 @@
+"""Shared fixtures. Servers that run on this machine are used for real: PostgreSQL and Redis must be
+reachable (``make test`` starts them); a test that needs one fails, never skips, when it is not."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+
+from catalog.db import make_engine, migrate
+from settings import SHARED_DATA, get_settings
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "WOVEPAPER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+REDIS_TEST_URL = os.environ.get("WOVEPAPER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    assert SHARED_DATA.is_dir(), f"the shared data folder is missing: {SHARED_DATA}"
+    return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test gets its own data dir and fresh settings; nothing leaks into ./data."""
+    for name in [k for k in os.environ if k.startswith("WOVEPAPER_") and not k.startswith("WOVEPAPER_TEST_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("WOVEPAPER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("WOVEPAPER_ENVIRONMENT", "test")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database on the machine's server, dropped afterwards."""
+    name = f"wovepaper_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A migrated, empty catalogue on each backend: the same tests run on SQLite and PostgreSQL."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'catalogue.sqlite3'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
+    migrate(engine)
+    try:
+        yield engine
+    finally:
+        engine.dispose()

@@ -1,0 +1,61 @@
+"""The first app: the home page lists the newest papers, /healthz reports the catalogue."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from litestar.testing import TestClient
+from sqlalchemy import Engine
+
+from app.main import create_app
+from ingest.importer import Importer
+from ingest.sources import listings
+from settings import get_settings
+
+
+@pytest.fixture
+def client(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    rows = [
+        {
+            "id": f"2401.{i:05d}",
+            "title": f"Paper <b>{i}</b>",
+            "summary": "s",
+            "authors": ["Ada Lovelace"],
+            "categories": ["cs.LG"],
+            "_listing_file": f"2024-01-{i:02d}",
+        }
+        for i in range(1, 30)
+    ]
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    Importer(engine, source="listings").run(listings.read(path))
+    monkeypatch.setenv("WOVEPAPER_DATABASE_URL", engine.url.render_as_string(hide_password=False))
+    get_settings.cache_clear()
+    with TestClient(create_app()) as client:
+        yield client
+
+
+def test_home_lists_newest_first_and_paginates(client: TestClient) -> None:
+    first = client.get("/")
+    assert first.status_code == 200
+    assert first.headers["content-type"].startswith("text/html")
+    body = first.text
+    assert "29 papers" in body
+    assert body.index("Paper &lt;b&gt;29&lt;/b&gt;") < body.index("Paper &lt;b&gt;28&lt;/b&gt;")
+    assert "<b>29</b>" not in body  # titles are escaped
+    second = client.get("/?page=2")
+    assert "Paper &lt;b&gt;5&lt;/b&gt;" in second.text and "Paper &lt;b&gt;29&lt;/b&gt;" not in second.text
+
+
+def test_bad_page_is_a_client_error(client: TestClient) -> None:
+    assert client.get("/?page=0").status_code == 400
+    assert client.get("/?page=abc").status_code == 400
+
+
+def test_healthz(client: TestClient) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "papers": 29}

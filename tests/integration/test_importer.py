@@ -1,0 +1,243 @@
+"""The importers against real catalogues: the same tests run on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+from collections.abc import Sequence
+from itertools import islice
+from pathlib import Path
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from catalog.models import Affiliation, Authorship, Paper, PaperCategory, PaperVersion, Researcher
+from ingest.importer import Importer
+from ingest.records import RecordError
+from ingest.sources import kaggle, listings
+
+
+def _count(engine: Engine, model: type) -> int:
+    with Session(engine) as s:
+        return s.execute(select(func.count()).select_from(model)).scalar_one()
+
+
+def _write_jsonl(path: Path, rows: Sequence[object]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def test_kaggle_snapshot_imports_once(engine: Engine, shared_data: Path) -> None:
+    path = shared_data / "arxiv" / "kaggle-snapshot-249.jsonl"
+    first = Importer(engine, source="kaggle").run(kaggle.read(path))
+    assert (first.added, first.failed) == (249, 0)
+    counts = [_count(engine, m) for m in (Paper, Authorship, Researcher, PaperVersion, PaperCategory)]
+
+    second = Importer(engine, source="kaggle").run(kaggle.read(path))
+    assert (second.added, second.updated, second.unchanged) == (0, 0, 249)
+    assert [_count(engine, m) for m in (Paper, Authorship, Researcher, PaperVersion, PaperCategory)] == counts
+
+    with Session(engine) as s:
+        paper = s.execute(select(Paper).where(Paper.arxiv_id == "0704.0001")).scalar_one()
+        assert paper.doi == "10.1103/PhysRevD.76.013009"
+        assert paper.journal_ref == "Phys.Rev.D76:013009,2007"
+        assert paper.latest_version == 2
+        assert [v.version for v in paper.versions] == [1, 2]
+        assert paper.versions[0].submitted_at is not None
+        assert paper.published_on == dt.date(2007, 4, 2)
+        assert paper.updated_on == dt.date(2007, 7, 24)
+        assert [a.name for a in paper.authorships] == [
+            "C. Balázs",
+            "E. L. Berger",
+            "P. M. Nadolsky",
+            "C. -P. Yuan",
+        ]
+        assert [a.role for a in paper.authorships] == ["first", "middle", "middle", "last"]
+        assert paper.pdf_url == "https://arxiv.org/pdf/0704.0001"
+
+
+def test_listings_fields_and_date(engine: Engine, shared_data: Path, tmp_path: Path) -> None:
+    source = shared_data / "arxiv" / "listings-20k.jsonl.gz"
+    with gzip.open(source, "rt") as handle:
+        rows = [json.loads(line) for line in islice(handle, 300)]
+    path = _write_jsonl(tmp_path / "sample.jsonl", rows)
+    summary = Importer(engine, source="listings", batch_size=64).run(listings.read(path))
+    assert (summary.added, summary.failed) == (300, 0)
+    first = rows[0]
+    with Session(engine) as s:
+        paper = s.execute(select(Paper).where(Paper.arxiv_id == first["id"])).scalar_one()
+        assert paper.title == " ".join(first["title"].split())
+        assert paper.announced_on == dt.date.fromisoformat(first["_listing_file"])
+        assert paper.activity_on == paper.announced_on
+        # MSC / ACM codes in the categories list are not arXiv categories.
+        assert [c.category for c in paper.categories] == [
+            c for c in first["categories"] if " " not in c and not c[0].isupper() and not c[0].isdigit()
+        ]
+        assert paper.primary_category == first["categories"][0]
+
+
+def test_newer_version_updates_and_older_does_not(engine: Engine, tmp_path: Path) -> None:
+    base = {
+        "id": "2401.01234",
+        "title": "A title",
+        "abstract": "Old abstract.",
+        "categories": "cs.LG",
+        "authors_parsed": [["Doe", "Jane", ""], ["Roe", "Richard", ""]],
+        "versions": [{"version": "v1", "created": "Mon, 1 Jan 2024 10:00:00 GMT"}],
+    }
+    newer = {
+        **base,
+        "abstract": "New abstract.",
+        "versions": [*base["versions"], {"version": "v2", "created": "Mon, 5 Feb 2024 10:00:00 GMT"}],
+    }
+    Importer(engine, source="kaggle").run(kaggle.read(_write_jsonl(tmp_path / "a.jsonl", [base])))
+    with Session(engine) as s:
+        pid, researchers = (
+            s.execute(select(Paper.id)).scalar_one(),
+            s.execute(select(Authorship.researcher_id).order_by(Authorship.position)).scalars().all(),
+        )
+
+    summary = Importer(engine, source="kaggle").run(kaggle.read(_write_jsonl(tmp_path / "b.jsonl", [newer])))
+    assert (summary.updated, summary.added) == (1, 0)
+    summary = Importer(engine, source="kaggle").run(kaggle.read(_write_jsonl(tmp_path / "c.jsonl", [base])))
+    assert (summary.unchanged, summary.updated) == (1, 0)  # an older snapshot never wins
+
+    with Session(engine) as s:
+        paper = s.execute(select(Paper)).scalar_one()
+        assert (paper.id, paper.abstract, paper.latest_version) == (pid, "New abstract.", 2)
+        assert paper.updated_on == dt.date(2024, 2, 5)
+        assert [v.version for v in paper.versions] == [1, 2]
+        # Same author list: the researcher links survive the update.
+        assert [a.researcher_id for a in paper.authorships] == researchers
+    assert _count(engine, Researcher) == 2
+
+
+def test_changed_author_list_rebuilds_authorships(engine: Engine, tmp_path: Path) -> None:
+    base = {
+        "id": "2401.00001",
+        "title": "T",
+        "abstract": "A",
+        "categories": "cs.LG",
+        "authors_parsed": [["Doe", "Jane", ""]],
+        "versions": [{"version": "v1", "created": None}],
+    }
+    changed = {
+        **base,
+        "authors_parsed": [["Doe", "Jane", ""], ["Poe", "Edgar", ""]],
+        "versions": [{"version": "v1", "created": None}, {"version": "v2", "created": None}],
+    }
+    Importer(engine, source="kaggle").run(kaggle.read(_write_jsonl(tmp_path / "a.jsonl", [base])))
+    Importer(engine, source="kaggle").run(kaggle.read(_write_jsonl(tmp_path / "b.jsonl", [changed])))
+    with Session(engine) as s:
+        names = s.execute(select(Authorship.name, Authorship.role).order_by(Authorship.position)).all()
+    assert [tuple(n) for n in names] == [("Jane Doe", "first"), ("Edgar Poe", "last")]
+
+
+def test_malformed_records_are_reported_and_skipped(engine: Engine, tmp_path: Path) -> None:
+    good = {"id": "2401.00002", "title": "Good", "summary": "S", "authors": ["A B"], "categories": ["cs.AI"]}
+    path = _write_jsonl(
+        tmp_path / "mixed.jsonl",
+        [
+            good,
+            "{not json",
+            {**good, "id": "not-an-id"},
+            {**good, "id": "2401.00003", "title": ""},
+            {**good, "id": "2401.00004", "authors": "A B"},
+            "[1, 2]",
+            {**good, "id": "2401.00005"},
+        ],
+    )
+    summary = Importer(engine, source="listings").run(listings.read(path))
+    assert (summary.added, summary.failed) == (2, 5)
+    assert [(e.source, e.line) for e in summary.errors] == [
+        ("mixed.jsonl", 2),
+        ("mixed.jsonl", 3),
+        ("mixed.jsonl", 4),
+        ("mixed.jsonl", 5),
+        ("mixed.jsonl", 6),
+    ]
+    reasons = [e.reason for e in summary.errors]
+    assert "invalid JSON" in reasons[0]
+    assert "not an arXiv id" in reasons[1]
+    assert "missing title" in reasons[2]
+    assert "authors must be a list" in reasons[3]
+    assert all(isinstance(e, RecordError) for e in summary.errors)
+
+
+def test_nul_bytes_and_surrogates_never_reach_the_database(engine: Engine, tmp_path: Path) -> None:
+    row = {
+        "id": "2401.00006",
+        "title": "Bad\x00 title\ud800",
+        "summary": "abs\x00tract \udfff",
+        "authors": ["Nul\x00 Person"],
+        "categories": ["cs.AI"],
+    }
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(row) + "\n")  # json escapes keep the lone surrogates in the file
+    assert Importer(engine, source="listings").run(listings.read(path)).added == 1
+    with Session(engine) as s:
+        paper = s.execute(select(Paper)).scalar_one()
+        assert (paper.title, paper.abstract) == ("Bad title", "abstract")
+        assert paper.authorships[0].name == "Nul Person"
+
+
+def test_same_name_researchers_split_by_field_and_joined_by_coauthor(engine: Engine, tmp_path: Path) -> None:
+    def rec(pid: str, authors: list[str], cat: str) -> dict[str, object]:
+        return {"id": pid, "title": pid, "summary": "", "authors": authors, "categories": [cat]}
+
+    rows = [
+        rec("2401.00010", ["Wei Zhang", "Ann Lee"], "cs.LG"),
+        rec("2401.00011", ["Wei Zhang", "Bob Stone"], "astro-ph.GA"),  # other field, no shared co-author
+        rec("2401.00012", ["Wéi Zhang", "Carol King"], "cs.CV"),  # same field as the first
+        rec("2401.00013", ["Wei  Zhang", "Bob Stone"], "math.AP"),  # co-author of the astro one
+        rec("2401.00014", ["ATLAS Collaboration"], "hep-ex"),
+    ]
+    Importer(engine, source="listings", batch_size=2).run(
+        listings.read(_write_jsonl(tmp_path / "r.jsonl", rows))
+    )
+    with Session(engine) as s:
+        by_paper = dict(
+            s.execute(
+                select(Paper.arxiv_id, Authorship.researcher_id)
+                .join(Authorship)
+                .where(Authorship.position == 0)
+            ).all()
+        )
+        zhangs = s.execute(select(Researcher.id).where(Researcher.name_key == "wei zhang")).scalars().all()
+    assert len(zhangs) == 2
+    assert by_paper["2401.00010"] == by_paper["2401.00012"]
+    assert by_paper["2401.00011"] == by_paper["2401.00013"]
+    assert by_paper["2401.00010"] != by_paper["2401.00011"]
+    assert by_paper["2401.00014"] is None
+
+
+def test_resolution_uses_researchers_already_in_the_catalogue(engine: Engine, tmp_path: Path) -> None:
+    first = {
+        "id": "2401.00020",
+        "title": "x",
+        "summary": "",
+        "authors": ["Mia Wong", "Tom Hart"],
+        "categories": ["physics.optics"],
+    }
+    second = {**first, "id": "2401.00021", "categories": ["cs.LG"]}  # other field, shared co-author
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", [first])))
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "2.jsonl", [second])))
+    assert _count(engine, Researcher) == 2
+
+
+def test_demo_pdf_records_keep_affiliations(engine: Engine, shared_data: Path) -> None:
+    summary = Importer(engine, source="kaggle").run(kaggle.read(shared_data / "pdfs" / "papers.jsonl"))
+    assert (summary.added, summary.failed) == (35, 0)
+    with Session(engine) as s:
+        raws = (
+            s.execute(
+                select(Affiliation.raw)
+                .join(Paper)
+                .where(Paper.arxiv_id == "1412.6980")
+                .order_by(Affiliation.raw)
+            )
+            .scalars()
+            .all()
+        )
+    assert raws == ["University of Amsterdam, OpenAI", "University of Toronto"]

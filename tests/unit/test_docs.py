@@ -1,0 +1,26 @@
+"""Docs as tests: the README's configuration table lists every setting."""
+
+from __future__ import annotations
+
+import re
+
+from settings import PROJECT_ROOT, SECTIONS
+
+README = (PROJECT_ROOT / "README.md").read_text()
+
+
+def test_every_setting_is_in_the_readme_table() -> None:
+    documented = set(re.findall(r"^\| `(WOVEPAPER_[A-Z0-9_]+)` \|", README, flags=re.M))
+    fields = {f"WOVEPAPER_{name.upper()}" for section in SECTIONS for name in section.model_fields}
+    assert fields - documented == set(), "settings missing from the README configuration table"
+    assert documented - fields == set(), "README documents settings that do not exist"
+
+
+def test_every_setting_has_a_description() -> None:
+    for section in SECTIONS:
+        for name, field in section.model_fields.items():
+            assert field.description, f"{section.__name__}.{name} has no description"
+
+
+def test_readme_gives_the_two_commands() -> None:
+    assert "make run" in README and "make test" in README
