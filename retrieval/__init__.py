@@ -1,0 +1,1 @@
+"""The core retrieval library: embedder, vector store, lexical index, hybrid search, answers."""

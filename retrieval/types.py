@@ -1,0 +1,33 @@
+"""Typed values shared by ingestion (which makes them) and retrieval (which searches them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ChunkKind = Literal["abstract", "body"]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A passage with its provenance. ``id`` is deterministic: ``<arxiv_id>v<version>#<n>``, where
+    ``n`` 0 is the title + abstract chunk and an unknown version is written ``v0``."""
+
+    arxiv_id: str
+    version: int | None
+    n: int
+    text: str
+    kind: ChunkKind
+    page_start: int | None = None  # 1-based; None for the metadata abstract chunk
+    page_end: int | None = None
+    section: str | None = None
+    parser: str = "metadata"
+    parser_version: str = ""
+
+    @property
+    def id(self) -> str:
+        return chunk_id(self.arxiv_id, self.version, self.n)
+
+
+def chunk_id(arxiv_id: str, version: int | None, n: int) -> str:
+    return f"{arxiv_id}v{version or 0}#{n}"
