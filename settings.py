@@ -67,6 +67,74 @@ class IngestSettings(_Section):
     import_batch_size: int = Field(1000, ge=1, description="Records written per catalogue transaction.")
 
 
+class EmbeddingSettings(_Section):
+    embedding_url: str = Field(
+        "",
+        description="Base URL of an OpenAI-compatible `/v1/embeddings` endpoint. Empty: the bundled "
+        "all-MiniLM-L6-v2 int8 model, run in-process.",
+    )
+    embedding_model: str = Field(
+        "text-embedding-3-small", description="Model name sent to the endpoint (ignored for the bundled model)."
+    )
+    embedding_api_key: str = Field("", description="API key for the endpoint (empty: `OPENAI_API_KEY` or none).")
+    embedding_dimensions: int = Field(
+        1536, ge=1, description="Vector size the endpoint returns (ignored for the bundled model: 384)."
+    )
+    embedding_batch_size: int = Field(
+        8, ge=1, le=2048, description="Texts per model call (bundled model: small batches are fastest on CPU)."
+    )
+    embedding_threads: int = Field(
+        0, ge=0, description="onnxruntime threads for the bundled model (0: one per core)."
+    )
+
+
+class ChromaSettings(_Section):
+    chroma_host: str = Field(
+        "",
+        description="Host of a `chroma run` server. Empty: the embedded Chroma under `chroma_path`, written "
+        "by one process only (the web app's background worker, or the CLI when no app runs).",
+    )
+    chroma_port: int = Field(8000, ge=1, le=65535, description="Port of the Chroma server.")
+    chroma_path: Path | None = Field(
+        None, description="Directory of the embedded Chroma. Empty: `<data_dir>/chroma`."
+    )
+
+
+class WorkerSettings(_Section):
+    worker_embedded: bool = Field(
+        True,
+        description="Run the indexing worker as a background thread of the web app when no Redis is "
+        "configured (the embedded default). Off: run `python -m ingest worker` yourself.",
+    )
+    worker_max_attempts: int = Field(
+        3, ge=1, le=50, description="Attempts per job before it is marked failed with its last reason."
+    )
+    worker_retry_delay_seconds: float = Field(
+        5.0, ge=0, description="Delay before the first retry; doubled for each further attempt."
+    )
+    worker_retry_max_delay_seconds: float = Field(300.0, ge=0, description="Upper bound of a retry delay.")
+    worker_lease_seconds: float = Field(
+        60.0,
+        ge=2,
+        description="A running job whose worker stopped heartbeating for this long is taken over (crash "
+        "recovery); heartbeats come every third of it.",
+    )
+    worker_poll_seconds: float = Field(1.0, gt=0, description="How often an idle worker looks for new jobs.")
+    worker_abstract_batch: int = Field(
+        64, ge=1, le=2048, description="Papers per abstract-embedding job (title + abstract chunks)."
+    )
+    fetch_min_interval_seconds: float = Field(
+        3.0, ge=0, description="Minimum time between two requests to arXiv across the process (arXiv's terms)."
+    )
+    fetch_max_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024, description="Largest PDF download accepted; a larger one fails the job."
+    )
+    fetch_timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one download request.")
+    fetch_retries: int = Field(
+        3, ge=0, le=10, description="Retries of a download on 429, 5xx and network errors, with backoff."
+    )
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -90,6 +158,22 @@ class Settings:
     def ingest(self) -> IngestSettings:
         return IngestSettings()
 
+    @cached_property
+    def embedding(self) -> EmbeddingSettings:
+        return EmbeddingSettings()
+
+    @cached_property
+    def chroma(self) -> ChromaSettings:
+        return ChromaSettings()
+
+    @cached_property
+    def worker(self) -> WorkerSettings:
+        return WorkerSettings()
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.chroma.chroma_path or self.core.data_dir / "chroma"
+
     @property
     def database_url(self) -> str:
         if self.database.database_url:
@@ -107,6 +191,9 @@ SECTIONS: tuple[type[_Section], ...] = (
     ServerSettings,
     RedisSettings,
     IngestSettings,
+    EmbeddingSettings,
+    ChromaSettings,
+    WorkerSettings,
 )
 
 

@@ -13,6 +13,7 @@ from sqlalchemy import (
     JSON,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -237,3 +238,46 @@ class FullText(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(
         DateTime(timezone=True), default=_now, onupdate=_now, server_default=func.now()
     )
+    # Runs that reached done or failed; a finish is conditional on the run that claimed the row, so
+    # a redelivered job never finishes a paper twice.
+    completions: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    run_id: Mapped[str | None] = mapped_column(String(64))  # the worker run that holds it
+
+
+class Job(Base):
+    """The embedded job queue (no Redis): one row per job key, claimed with a lease.
+
+    A claim takes a queued job whose ``run_after`` has passed, or a running one whose lease expired
+    (its worker died); a running worker renews its lease every third of the lease time. Times are
+    epoch seconds (floats) so comparisons are the same on SQLite and PostgreSQL."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(255), unique=True)  # dedupes enqueues
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    priority: Mapped[int] = mapped_column(Integer, default=100)  # lower first
+    status: Mapped[str] = mapped_column(String(16))  # queued | running | done | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    run_after: Mapped[float] = mapped_column(Float, default=0.0)
+    lease_until: Mapped[float | None] = mapped_column(Float)
+    worker: Mapped[str | None] = mapped_column(String(128))
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now, onupdate=_now)
+
+    __table_args__ = (Index("ix_jobs_claim", "status", "priority", "run_after", "id"),)
+
+
+class AbstractIndex(Base):
+    """Which paper's title + abstract chunk is in which vector collection, built from which metadata
+    (``Paper.content_hash``): a paper is re-embedded when either changes, skipped otherwise."""
+
+    __tablename__ = "abstract_index"
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    collection: Mapped[str] = mapped_column(String(128), primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(40))
+    chunk_id: Mapped[str] = mapped_column(String(128))
+    indexed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
