@@ -11,7 +11,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -65,6 +65,38 @@ class RedisSettings(_Section):
 
 class IngestSettings(_Section):
     import_batch_size: int = Field(1000, ge=1, description="Records written per catalogue transaction.")
+
+
+class ParserSettings(_Section):
+    """Limits of the sandboxed PDF parser; a PDF over any of them fails with the reason."""
+
+    pdf_max_bytes: int = Field(64 * 1024 * 1024, ge=1, description="Largest PDF parsed, in bytes.")
+    pdf_max_pages: int = Field(500, ge=1, description="Most pages a parsed PDF may have.")
+    pdf_max_chars_per_page: int = Field(
+        100_000, ge=1, description="Most characters of text on one PDF page (a dense page has ~8,000)."
+    )
+    pdf_timeout_seconds: float = Field(
+        60.0, gt=0, description="Wall-clock time one PDF may take to parse before its parser is killed."
+    )
+    pdf_memory_mib: int = Field(
+        1536, ge=1024, description="Address-space limit of a parser process in MiB (PyMuPDF needs 512)."
+    )
+
+
+class ChunkSettings(_Section):
+    """Token-aware chunking (tiktoken ``cl100k_base``). The defaults keep a chunk inside MiniLM's
+    256 word-piece window: 200 cl100k tokens of paper text are ~230 word-pieces (see README)."""
+
+    chunk_tokens: int = Field(200, ge=16, le=8192, description="Most cl100k tokens in one full-text chunk.")
+    chunk_overlap_tokens: int = Field(
+        30, ge=0, description="Tokens a chunk repeats from the end of the previous one (whole sentences)."
+    )
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkSettings:
+        if self.chunk_overlap_tokens >= self.chunk_tokens // 2:
+            raise ValueError("chunk_overlap_tokens must be less than half of chunk_tokens")
+        return self
 
 
 class EmbeddingSettings(_Section):
@@ -159,6 +191,14 @@ class Settings:
         return IngestSettings()
 
     @cached_property
+    def parser(self) -> ParserSettings:
+        return ParserSettings()
+
+    @cached_property
+    def chunks(self) -> ChunkSettings:
+        return ChunkSettings()
+
+    @cached_property
     def embedding(self) -> EmbeddingSettings:
         return EmbeddingSettings()
 
@@ -191,6 +231,8 @@ SECTIONS: tuple[type[_Section], ...] = (
     ServerSettings,
     RedisSettings,
     IngestSettings,
+    ParserSettings,
+    ChunkSettings,
     EmbeddingSettings,
     ChromaSettings,
     WorkerSettings,

@@ -1,0 +1,185 @@
+"""Papers to retrieval chunks: chunk 0 is title + abstract, the rest is the parsed full text cut
+into token-bounded chunks of whole sentences, each with its page range and section.
+
+Tokens are counted with tiktoken's ``cl100k_base``, read offline from the copy llama-index-core
+ships (tiktoken would otherwise download it). A chunk holds at most ``chunk_tokens`` tokens and
+starts with up to ``chunk_overlap_tokens`` tokens of whole sentences from the end of the previous
+chunk, so a sentence cut by a chunk border is whole in one of them. A sentence longer than a chunk
+is cut at token boundaries. Ids are deterministic (``<id>v<version>#<n>``): parsing the same PDF
+with the same settings and parser version gives the same chunks, so re-indexing is an upsert.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import PackageNotFoundError, distribution
+from typing import TYPE_CHECKING
+
+import tiktoken
+
+from catalog.text import scrub
+from retrieval.types import Chunk
+
+if TYPE_CHECKING:
+    from ingest.pdf import ParsedPdf
+    from settings import ChunkSettings
+
+ENCODING = "cl100k_base"
+METADATA_PARSER = "metadata"
+# A sentence ends at . ! ? (optionally closed by a quote or bracket) followed by a space and what
+# can start a sentence. "e.g. the" does not split; "et al. Then" does, which only moves a border.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[A-Z0-9\"'“‘(\[])")
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The offline cl100k_base file is missing: llama-index-core is not installed."""
+
+
+@cache
+def encoding() -> tiktoken.Encoding:
+    """cl100k_base from llama-index-core's bundled cache (same file and hash tiktoken expects)."""
+    if "TIKTOKEN_CACHE_DIR" not in os.environ:
+        try:
+            cache_dir = distribution("llama-index-core").locate_file(
+                "llama_index/core/_static/tiktoken_cache"
+            )
+        except PackageNotFoundError as error:
+            raise TokenizerUnavailable(
+                "llama-index-core (which ships the offline cl100k_base file) is not installed"
+            ) from error
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    return tiktoken.get_encoding(ENCODING)
+
+
+def count_tokens(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """A sentence (or a piece of an over-long one) with where it came from."""
+
+    text: str
+    tokens: int  # counted with the separator that precedes it in a chunk
+    page: int
+    section: str | None
+    paragraph_start: bool
+
+
+def _sentences(paragraph: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(paragraph) if s.strip()]
+
+
+def _units(parsed: ParsedPdf, limit: int) -> list[_Unit]:
+    enc = encoding()
+    units: list[_Unit] = []
+    section: str | None = None
+    for page in parsed.pages:
+        headings = dict(page.headings)
+        start = 0
+        for paragraph in page.text.split("\n\n"):
+            if start in headings:
+                section = scrub(headings[start])
+            start += len(paragraph) + 2
+            first = True
+            for sentence in _sentences(paragraph):
+                separator = "\n" if first else " "
+                tokens = enc.encode(separator + sentence, disallowed_special=())
+                if len(tokens) <= limit:
+                    units.append(_Unit(sentence, len(tokens), page.number, section, first))
+                else:  # a table row or a reference list without full stops: cut by tokens
+                    for i in range(0, len(tokens), limit):
+                        piece = enc.decode(tokens[i : i + limit]).strip()
+                        if piece:
+                            units.append(
+                                _Unit(piece, min(limit, len(tokens) - i), page.number, section, first)
+                            )
+                            first = False
+                first = False
+    return units
+
+
+def _text(units: list[_Unit]) -> str:
+    out = ""
+    for unit in units:
+        if out:
+            out += "\n" if unit.paragraph_start else " "
+        out += unit.text
+    return out
+
+
+def _body_chunks(parsed: ParsedPdf, settings: ChunkSettings) -> list[tuple[list[_Unit], _Unit]]:
+    """Greedy packing of sentence units; each chunk repeats the tail of the previous one. Returns
+    each chunk's units and its first new unit (which gives the chunk its section)."""
+    # Room for the separator drift of re-joined units (a unit counted with "\n" may start a chunk).
+    limit = settings.chunk_tokens - 2
+    units = _units(parsed, limit)
+    chunks: list[tuple[list[_Unit], _Unit]] = []
+    current: list[_Unit] = []
+    size = 0
+    fresh = 0  # units in ``current`` that are not overlap from the previous chunk
+    for unit in units:
+        if current and fresh and size + unit.tokens > limit:
+            chunks.append((current, current[-fresh]))
+            overlap: list[_Unit] = []
+            carried = 0
+            for previous in reversed(current):
+                if carried + previous.tokens > settings.chunk_overlap_tokens:
+                    break
+                overlap.insert(0, previous)
+                carried += previous.tokens
+            while overlap and carried + unit.tokens > limit:
+                carried -= overlap.pop(0).tokens
+            current, size, fresh = overlap, carried, 0
+        current.append(unit)
+        size += unit.tokens
+        fresh += 1
+    if fresh:
+        chunks.append((current, current[-fresh]))
+    return chunks
+
+
+def chunk_paper(
+    *,
+    arxiv_id: str,
+    version: int | None,
+    title: str,
+    abstract: str,
+    parsed: ParsedPdf | None,
+    settings: ChunkSettings,
+) -> list[Chunk]:
+    """All chunks of one paper version. Chunk 0 is title + abstract (from the catalogue, or from
+    the PDF's own front matter when none is given); chunks 1… are the full text, if parsed."""
+    if parsed is not None and parsed.metadata is not None:
+        title = title or parsed.metadata.title or ""
+        abstract = abstract or parsed.metadata.abstract or ""
+    parser_version = parsed.parser_version if parsed is not None else ""
+    chunks: list[Chunk] = []
+    head = "\n\n".join(part for part in (" ".join(scrub(title).split()), scrub(abstract).strip()) if part)
+    if head:
+        chunks.append(
+            Chunk(
+                arxiv_id, version, 0, head, "abstract", parser=METADATA_PARSER, parser_version=parser_version
+            )
+        )
+    if parsed is None:
+        return chunks
+    for n, (units, first_new) in enumerate(_body_chunks(parsed, settings), start=1):
+        chunks.append(
+            Chunk(
+                arxiv_id=arxiv_id,
+                version=version,
+                n=n,
+                text=scrub(_text(units)),
+                kind="body",
+                page_start=min(u.page for u in units),
+                page_end=max(u.page for u in units),
+                section=first_new.section,
+                parser=parsed.parser,
+                parser_version=parsed.parser_version,
+            )
+        )
+    return chunks

@@ -1,0 +1,240 @@
+"""Page geometry to text: reading order for one- and two-column pages, running headers/footers,
+section headings. Pure Python over plain line/block records, so it is testable without MuPDF."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ingest.pdf.cleaning import join_lines
+
+MARGIN_BAND = 0.09  # top and bottom fraction of the page where running headers/footers live
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(
+    r"^\W*(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,4})?\W*$", re.IGNORECASE
+)
+_NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.)\s+\S")
+_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|tab|algorithm|listing|eq|equation)\b\.?\s*\d", re.IGNORECASE)
+_KNOWN_HEADINGS = re.compile(
+    r"^(?:\d{1,2}\.?\s+)?(?:abstract|introduction|related work|background|conclusions?|discussion|"
+    r"references|bibliography|acknowledge?ments?|appendix|appendices|limitations|"
+    r"broader impacts?|ethics statement)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class Line:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float  # the font size most of its characters have
+    bold: bool
+    horizontal: bool = True
+    # The text with superscripts (footnote marks, affiliation numbers) replaced by "|": page 1 only,
+    # where author names are read.
+    marked: str | None = None
+
+
+@dataclass(slots=True)
+class Block:
+    lines: list[Line]
+    heading: bool = False
+
+    @property
+    def x0(self) -> float:
+        return min(line.x0 for line in self.lines)
+
+    @property
+    def x1(self) -> float:
+        return max(line.x1 for line in self.lines)
+
+    @property
+    def y0(self) -> float:
+        return min(line.y0 for line in self.lines)
+
+    @property
+    def y1(self) -> float:
+        return max(line.y1 for line in self.lines)
+
+
+@dataclass(slots=True)
+class RawPage:
+    number: int
+    width: float
+    height: float
+    blocks: list[Block] = field(default_factory=list)
+
+
+def merge_rows(lines: list[Line]) -> list[Line]:
+    """Join lines MuPDF split on one baseline (``3.1`` + ``Encoder and Decoder Stacks``)."""
+    out: list[Line] = []
+    for line in lines:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.horizontal
+            and line.horizontal
+            and abs(line.y0 - prev.y0) < 2
+            and abs(line.y1 - prev.y1) < 2
+            and line.x0 >= prev.x1 - 1
+        ):
+            weight_prev, weight = len(prev.text), len(line.text)
+            out[-1] = Line(
+                prev.x0,
+                min(prev.y0, line.y0),
+                line.x1,
+                max(prev.y1, line.y1),
+                f"{prev.text} {line.text}",
+                prev.size if weight_prev >= weight else line.size,
+                (prev.bold * weight_prev + line.bold * weight) * 2 > weight_prev + weight,
+                True,
+                None if prev.marked is None or line.marked is None else f"{prev.marked} | {line.marked}",
+            )
+        else:
+            out.append(line)
+    return out
+
+
+def _key(text: str) -> str:
+    return _DIGITS.sub("#", "".join(text.lower().split()))
+
+
+def _in_margin(line: Line, page: RawPage) -> bool:
+    return line.y1 <= page.height * MARGIN_BAND or line.y0 >= page.height * (1 - MARGIN_BAND)
+
+
+def remove_running_lines(pages: list[RawPage]) -> None:
+    """Drop page numbers and lines that repeat in the top/bottom band of several pages (running
+    headers and footers; digits are ignored when comparing, so "Page 3" matches "Page 4")."""
+    counts: Counter[str] = Counter()
+    for page in pages:
+        counts.update({_key(li.text) for b in page.blocks for li in b.lines if _in_margin(li, page)})
+    repeats = max(2, math.ceil(0.3 * len(pages)))
+    for page in pages:
+        kept: list[Block] = []
+        for block in page.blocks:
+            block.lines = [
+                li
+                for li in block.lines
+                if not (
+                    _in_margin(li, page)
+                    and (_PAGE_NUMBER.match(li.text) or (len(pages) > 1 and counts[_key(li.text)] >= repeats))
+                )
+            ]
+            if block.lines:
+                kept.append(block)
+        page.blocks = kept
+
+
+def order_blocks(page: RawPage) -> None:
+    """Reading order. On a two-column page, blocks between full-width blocks (title, wide figures)
+    are read left column first, then right; other pages keep MuPDF's order (the content stream's,
+    which is the authoring order for most papers)."""
+    mid = page.width / 2
+    gutter = 10.0
+
+    def side(b: Block) -> int:  # -1 left column, 1 right column, 0 crosses the gutter
+        if b.x1 <= mid + gutter and b.x0 < mid - gutter:
+            return -1
+        if b.x0 >= mid - gutter and b.x1 > mid + gutter:
+            return 1
+        return 0
+
+    def chars(bs: list[Block]) -> int:
+        return sum(len(li.text) for b in bs for li in b.lines)
+
+    text_blocks = [b for b in page.blocks if b.lines[0].horizontal]
+    wide = 0.3 * page.width
+    left = [b for b in text_blocks if side(b) == -1 and b.x1 - b.x0 >= wide]
+    right = [b for b in text_blocks if side(b) == 1 and b.x1 - b.x0 >= wide]
+    total = chars(text_blocks)
+    if not total or chars(left) < 0.2 * total or chars(right) < 0.2 * total:
+        return
+    ordered: list[Block] = []
+    band: list[Block] = []
+
+    def flush() -> None:
+        band.sort(key=lambda b: (side(b) > 0, b.y0))
+        ordered.extend(band)
+        band.clear()
+
+    for block in sorted(page.blocks, key=lambda b: b.y0):
+        if side(block) == 0 and block.lines[0].horizontal:
+            flush()
+            ordered.append(block)
+        else:
+            band.append(block)
+    flush()
+    page.blocks = ordered
+
+
+def body_size(pages: list[RawPage]) -> float:
+    """The font size of running text: the size most characters of the document have."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for block in page.blocks:
+            for line in block.lines:
+                sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def _is_heading(line: Line, body: float, alone: bool) -> bool:
+    text = line.text.strip()
+    words = text.split()
+    if not (2 <= len(text) <= 120 and len(words) <= 14 and any(c.isalpha() for c in text)):
+        return False
+    if _CAPTION.match(text) or (text.endswith((".", ",", ";", ":")) and not _NUMBERED.match(text)):
+        return False
+    if _KNOWN_HEADINGS.match(text) and (alone or line.bold or line.size > body + 0.5) and len(words) <= 4:
+        return True
+    bigger = line.size >= body + 1.0
+    numbered = bool(_NUMBERED.match(text)) and words[-1][:1].isalpha()
+    return (bigger and (alone or numbered)) or (line.bold and (numbered or alone) and line.size >= body - 0.5)
+
+
+def mark_headings(page: RawPage, body: float) -> None:
+    """Split a heading line off the top of its block and flag it; the rest stays a paragraph."""
+    out: list[Block] = []
+    for block in page.blocks:
+        first = block.lines[0]
+        if first.horizontal and _is_heading(first, body, alone=len(block.lines) == 1):
+            out.append(Block([first], heading=True))
+            if len(block.lines) > 1:
+                out.append(Block(block.lines[1:]))
+        else:
+            out.append(block)
+    page.blocks = out
+
+
+def unmark_front_matter(page: RawPage) -> None:
+    """On page 1, bold author names and affiliations above the abstract are not section headings:
+    nothing before the first recognisable heading ("Abstract", "1 Introduction") counts."""
+    for i, block in enumerate(page.blocks):
+        text = block.lines[0].text
+        if block.heading and (_KNOWN_HEADINGS.match(text) or _NUMBERED.match(text)):
+            for earlier in page.blocks[:i]:
+                earlier.heading = False
+            return
+
+
+def page_text(page: RawPage) -> tuple[str, list[tuple[int, str]]]:
+    """The page's text (paragraphs separated by a blank line) and its headings with their offsets."""
+    parts: list[str] = []
+    headings: list[tuple[int, str]] = []
+    offset = 0
+    for block in page.blocks:
+        paragraph = join_lines([line.text for line in block.lines])
+        if not paragraph:
+            continue
+        if parts:
+            offset += 2
+        if block.heading:
+            headings.append((offset, paragraph))
+        parts.append(paragraph)
+        offset += len(paragraph)
+    return "\n\n".join(parts), headings
