@@ -67,6 +67,36 @@ class IngestSettings(_Section):
     import_batch_size: int = Field(1000, ge=1, description="Records written per catalogue transaction.")
 
 
+class HarvestSettings(_Section):
+    """The arXiv API and OAI-PMH harvesters. arXiv asks for at most one request every 3 s."""
+
+    harvest_arxiv_api_url: str = Field(
+        "https://export.arxiv.org/api/query", description="arXiv API query endpoint (Atom)."
+    )
+    harvest_oai_pmh_url: str = Field(
+        "https://oaipmh.arxiv.org/oai", description="arXiv OAI-PMH base URL (`metadataPrefix=arXiv`)."
+    )
+    harvest_delay_seconds: float = Field(
+        3.0, ge=0, description="Least time between two requests to one host, across the process."
+    )
+    harvest_timeout_seconds: float = Field(30.0, gt=0, description="Seconds before one request times out.")
+    harvest_retries: int = Field(
+        4, ge=0, description="Retries of a request after 429, 5xx or a network error (exponential backoff)."
+    )
+    harvest_backoff_seconds: float = Field(
+        2.0, ge=0, description="First backoff delay in seconds (doubles per retry; `Retry-After` wins)."
+    )
+    harvest_max_wait_seconds: float = Field(
+        300.0, ge=0, description="Longest `Retry-After` honoured; a server asking for more fails the harvest."
+    )
+    harvest_page_size: int = Field(
+        100, ge=1, le=2000, description="Results per arXiv API request (arXiv allows at most 2,000)."
+    )
+    harvest_user_agent: str = Field(
+        "wovepaper/0.1 (metadata harvester)", description="User-Agent sent to arXiv."
+    )
+
+
 class ParserSettings(_Section):
     """Limits of the sandboxed PDF parser; a PDF over any of them fails with the reason."""
 
@@ -191,6 +221,10 @@ class Settings:
         return IngestSettings()
 
     @cached_property
+    def harvest(self) -> HarvestSettings:
+        return HarvestSettings()
+
+    @cached_property
     def parser(self) -> ParserSettings:
         return ParserSettings()
 
@@ -231,6 +265,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     ServerSettings,
     RedisSettings,
     IngestSettings,
+    HarvestSettings,
     ParserSettings,
     ChunkSettings,
     EmbeddingSettings,

@@ -11,7 +11,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
-from app.controllers import health, home
+from app.controllers import health, home, ingest_status
 from app.services import lifespan, provide_db, provide_services
 from settings import Settings, get_settings
 
@@ -24,6 +24,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=[
             home.home,
             health.healthz,
+            *ingest_status.ROUTE_HANDLERS,
             create_static_files_router(
                 path="/static", directories=[HERE / "static"], include_in_schema=False
             ),

@@ -17,6 +17,9 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from catalog.db import make_engine, session_factory
+from ingest.contract import WorkerHandle, make_embedder, open_store, start_embedded_worker
+from retrieval.embedder import Embedder
+from retrieval.store import ChunkStore
 from settings import Settings
 
 
@@ -25,13 +28,33 @@ class Services:
     settings: Settings
     engine: Engine
     sessions: sessionmaker[Session]
+    # The vector index (Chroma) and the model that embeds queries and chunks; search uses both.
+    store: ChunkStore
+    embedder: Embedder
+    # The embedded default (no Redis): the indexing worker runs here, as a background thread, because
+    # only the process that writes the embedded Chroma sees its newest vectors.
+    worker: WorkerHandle | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
+        """Raises ``retrieval.store.StoreLocked`` (naming the holder) when another process writes
+        the embedded Chroma: serve from that process, or configure a Chroma server."""
         engine = make_engine(settings.database_url, echo=settings.database.database_echo)
-        return cls(settings=settings, engine=engine, sessions=session_factory(engine))
+        embedder = make_embedder(settings)
+        try:
+            store = open_store(settings)
+        except Exception:
+            engine.dispose()
+            raise
+        services = cls(settings, engine, session_factory(engine), store, embedder)
+        if not settings.redis.redis_url and settings.worker.worker_embedded:
+            services.worker = start_embedded_worker(settings, engine, store, embedder)
+        return services
 
     def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+        self.store.close()
         self.engine.dispose()
 
 

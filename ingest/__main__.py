@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 
 from catalog.db import make_engine, migrate
 from ingest import console as out
+from ingest import index_commands
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
 from ingest.sources import kaggle, listings
@@ -80,13 +81,22 @@ def kaggle_command(paths: tuple[Path, ...]) -> None:
 
 
 @cli.command("demo")
-def demo_command() -> None:
-    """Import the demo corpus: the 20k listings and the 35 PDF papers' metadata (idempotent)."""
+@click.option(
+    "--started-at", type=float, default=None, help="Epoch seconds `make run` started (to time the first run)."
+)
+def demo_command(started_at: float | None) -> None:
+    """Import the demo corpus: the 20k listings and the 35 PDF papers' metadata (idempotent), then
+    queue the 35 PDFs and every abstract for the web app's background indexing."""
     data = get_settings().core.demo_data_dir
     engine = catalogue()
     summary = import_files(engine, listings.read, [data / "arxiv" / "listings-20k.jsonl.gz"], "listings")
     summary.merge(import_files(engine, kaggle.read, [data / "pdfs" / "papers.jsonl"], "kaggle"))
+    index_commands.queue_demo(engine, started_at)
     _exit_for(summary)
+
+
+for _command in index_commands.COMMANDS:  # pdfs, fetch, abstracts, worker, status
+    cli.add_command(_command)
 
 
 def main() -> None:

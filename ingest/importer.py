@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import queue
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import TypeVar, cast
 
 from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, select, text, update
@@ -71,12 +72,16 @@ class Importer:
         self.batch_size = batch_size
         self.on_progress = on_progress or (lambda _n: None)
         self.resolver = ResearcherResolver()
+        self.summary = Summary()  # what the current (or last) run has imported so far
         self._hashes: dict[str, str] = {}
 
     def run(self, items: Iterable[PaperRecord | RecordError]) -> Summary:
-        summary = Summary()
-        iterator = iter(items)
-        while batch := list(islice(iterator, self.batch_size)):
+        """Import everything ``items`` yields. The source is read one batch ahead on a thread, so
+        parsing overlaps the database's own work (which runs without the GIL). When the source
+        fails part-way, the records it produced are still written before the error propagates, and
+        :attr:`summary` tells the caller what was imported."""
+        self.summary = summary = Summary()
+        for batch in _read_ahead(_batches(items, self.batch_size)):
             records = [r for r in batch if isinstance(r, PaperRecord)]
             for error in (r for r in batch if isinstance(r, RecordError)):
                 summary.failed += 1
@@ -260,6 +265,70 @@ class Importer:
             "created_at": now,
             "modified_at": now,
         }
+
+
+class _SourceFailed:
+    """Carries the source's exception across the read-ahead thread."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_DONE = object()
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of ``size`` items; on a source error the items read so far come out first."""
+    batch: list[T] = []
+    try:
+        for item in items:
+            batch.append(item)
+            if len(batch) >= size:
+                yield batch
+                batch = []
+    except Exception:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
+def _read_ahead(batches: Iterator[list[T]], depth: int = 2) -> Iterator[list[T]]:
+    """Produce ``batches`` on a daemon thread, at most ``depth`` ahead of the consumer; the
+    producer's exception is re-raised in the consumer after the batches before it."""
+    handoff: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+            except queue.Full:
+                continue
+            return True
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            put(_SourceFailed(exc))
+            return
+        put(_DONE)
+
+    producer = threading.Thread(target=produce, name="import-read-ahead", daemon=True)
+    producer.start()
+    try:
+        while (item := handoff.get()) is not _DONE:
+            if isinstance(item, _SourceFailed):
+                raise item.error
+            yield cast(list[T], item)
+    finally:
+        stop.set()
+        producer.join(timeout=1.0)
 
 
 def _table(model: type[Base]) -> Table:

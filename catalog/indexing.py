@@ -1,0 +1,169 @@
+"""Read-side queries about indexing: per-paper full-text status and overall progress.
+
+The catalogue is the source of truth for status whichever queue carries the jobs: ``full_texts``
+holds one row per paper whose PDF was ever queued (queued / running / done / failed + reason and
+attempts), ``abstract_index`` one row per paper whose title + abstract chunk is in a collection.
+The CLI (``python -m ingest status``), ``/api/ingest/status`` and the home page read these.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Row, func, select
+from sqlalchemy.orm import Session
+
+from catalog.models import AbstractIndex, FullText, Paper
+
+STATUSES = ("queued", "running", "done", "failed")
+RATE_WINDOW = dt.timedelta(minutes=2)  # recent throughput, for the ETA
+
+
+@dataclass(frozen=True, slots=True)
+class PaperIndexStatus:
+    arxiv_id: str
+    title: str
+    status: str  # queued | running | done | failed | none (never queued)
+    reason: str | None = None
+    attempts: int = 0
+    version: int | None = None
+    pages: int | None = None
+    chunks: int | None = None
+    hidden_text: int = 0  # invisible text passages found (and kept out of the chunks)
+    updated_at: dt.datetime | None = None
+    abstract_indexed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexingProgress:
+    papers: int
+    abstracts_indexed: int
+    full_texts: dict[str, int] = field(default_factory=dict)
+    abstracts_per_minute: float = 0.0
+    pdfs_per_minute: float = 0.0
+
+    @property
+    def abstracts_pending(self) -> int:
+        return max(0, self.papers - self.abstracts_indexed)
+
+    @property
+    def pdfs_pending(self) -> int:
+        return self.full_texts.get("queued", 0) + self.full_texts.get("running", 0)
+
+    @property
+    def busy(self) -> bool:
+        return self.pdfs_pending > 0 or (self.abstracts_pending > 0 and self.abstracts_per_minute > 0)
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Time to finish at the recent rates; None when nothing is moving."""
+        seconds = 0.0
+        if self.pdfs_pending:
+            if not self.pdfs_per_minute:
+                return None
+            seconds += 60 * self.pdfs_pending / self.pdfs_per_minute
+        if self.abstracts_pending and self.abstracts_per_minute:
+            seconds += 60 * self.abstracts_pending / self.abstracts_per_minute
+        return seconds if (self.pdfs_pending or self.abstracts_per_minute) else None
+
+
+def paper_status(session: Session, arxiv_ids: list[str], collection: str) -> list[PaperIndexStatus]:
+    """Status of each requested paper that is in the catalogue, in the order asked."""
+    rows = session.execute(
+        select(
+            Paper.arxiv_id,
+            Paper.title,
+            FullText.status,
+            FullText.reason,
+            FullText.attempts,
+            FullText.version,
+            FullText.pages,
+            FullText.chunk_count,
+            FullText.hidden_text,
+            FullText.updated_at,
+            AbstractIndex.chunk_id,
+        )
+        .outerjoin(FullText, FullText.paper_id == Paper.id)
+        .outerjoin(
+            AbstractIndex, (AbstractIndex.paper_id == Paper.id) & (AbstractIndex.collection == collection)
+        )
+        .where(Paper.arxiv_id.in_(arxiv_ids))
+    ).all()
+    found = {r.arxiv_id: _status(r, abstract_indexed=r.chunk_id is not None) for r in rows}
+    return [found[i] for i in arxiv_ids if i in found]
+
+
+def failures(session: Session, limit: int = 20) -> list[PaperIndexStatus]:
+    rows = session.execute(
+        select(
+            Paper.arxiv_id,
+            Paper.title,
+            FullText.status,
+            FullText.reason,
+            FullText.attempts,
+            FullText.version,
+            FullText.pages,
+            FullText.chunk_count,
+            FullText.hidden_text,
+            FullText.updated_at,
+        )
+        .join(FullText, FullText.paper_id == Paper.id)
+        .where(FullText.status == "failed")
+        .order_by(FullText.updated_at.desc())
+        .limit(limit)
+    ).all()
+    return [_status(r, abstract_indexed=False) for r in rows]
+
+
+def indexing_progress(
+    session: Session, collection: str, *, now: dt.datetime | None = None
+) -> IndexingProgress:
+    now = now or dt.datetime.now(dt.UTC)
+    since = now - RATE_WINDOW
+    papers = session.execute(select(func.count()).select_from(Paper)).scalar_one()
+    indexed = session.execute(
+        select(func.count()).select_from(AbstractIndex).where(AbstractIndex.collection == collection)
+    ).scalar_one()
+    counts = dict.fromkeys(STATUSES, 0)
+    counts.update(
+        dict(session.execute(select(FullText.status, func.count()).group_by(FullText.status)).all())
+    )
+    recent_abstracts = session.execute(
+        select(func.count())
+        .select_from(AbstractIndex)
+        .where(AbstractIndex.collection == collection, AbstractIndex.indexed_at >= since)
+    ).scalar_one()
+    recent_pdfs = session.execute(
+        select(func.count())
+        .select_from(FullText)
+        .where(FullText.status.in_(("done", "failed")), FullText.updated_at >= since)
+    ).scalar_one()
+    minutes = RATE_WINDOW.total_seconds() / 60
+    return IndexingProgress(
+        papers=papers,
+        abstracts_indexed=indexed,
+        full_texts=counts,
+        abstracts_per_minute=recent_abstracts / minutes,
+        pdfs_per_minute=recent_pdfs / minutes,
+    )
+
+
+def _status(row: Row[Any] | Any, *, abstract_indexed: bool) -> PaperIndexStatus:
+    updated = row.updated_at
+    if updated is not None and updated.tzinfo is None:  # SQLite returns naive UTC
+        updated = updated.replace(tzinfo=dt.UTC)
+    return PaperIndexStatus(
+        arxiv_id=row.arxiv_id,
+        title=row.title,
+        status=row.status or "none",
+        reason=row.reason,
+        attempts=row.attempts or 0,
+        version=row.version,
+        pages=row.pages,
+        chunks=row.chunk_count,
+        hidden_text=len(row.hidden_text or []),
+        updated_at=updated,
+        abstract_indexed=abstract_indexed,
+    )

@@ -1,0 +1,147 @@
+"""The job contract between whoever enqueues work (CLI, web app) and the worker that does it.
+
+This is the only part of ``ingest`` the web app may import: job names and payloads, plus two entry
+points that load the worker lazily (the app never imports parsing or queue code at module level).
+
+Jobs are idempotent (queues deliver at least once) and keyed: enqueuing a key that is already
+queued or running is a no-op, so enqueuing the same work twice never runs it twice at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from retrieval.embedder import Embedder
+    from retrieval.store import ChunkStore
+    from settings import Settings
+
+JobKind = Literal["pdf", "abstracts"]
+PDF: JobKind = "pdf"
+ABSTRACTS: JobKind = "abstracts"
+# The embedded queue claims lower numbers first: PDFs before the abstract backfill.
+PRIORITY = {PDF: 10, ABSTRACTS: 50}
+SAQ_FUNCTION = "wovepaper_job"  # the one function name registered with SAQ
+
+
+@dataclass(frozen=True, slots=True)
+class PdfJob:
+    """Ingest one paper's PDF: from a local file when ``path`` is set, else fetched from arXiv.
+
+    ``arxiv_id`` may be None for a local file whose name carries no id: the worker reads the id
+    from the PDF's arXiv stamp. ``force`` re-ingests a paper that is already done."""
+
+    arxiv_id: str | None
+    path: str | None = None
+    version: int | None = None
+    force: bool = False
+
+    @property
+    def key(self) -> str:
+        if self.arxiv_id:
+            return f"pdf:{self.arxiv_id}"
+        digest = hashlib.sha1((self.path or "").encode(), usedforsecurity=False).hexdigest()[:16]
+        return f"pdf-file:{digest}"
+
+    def spec(self) -> JobSpec:
+        payload = {"arxiv_id": self.arxiv_id, "path": self.path, "version": self.version, "force": self.force}
+        return JobSpec(PDF, self.key, payload, PRIORITY[PDF])
+
+
+@dataclass(frozen=True, slots=True)
+class AbstractsJob:
+    """Embed the title + abstract chunk of every paper whose catalogue id falls in one bucket
+    (``bucket * size`` up to the next bucket) and is not yet in ``collection`` in its current form.
+    Buckets make the key deterministic, so re-enqueuing while a bucket is pending is a no-op."""
+
+    bucket: int
+    size: int
+    collection: str
+
+    @property
+    def key(self) -> str:
+        return f"abstracts:{self.collection}:{self.size}:{self.bucket}"
+
+    def spec(self) -> JobSpec:
+        payload = {"bucket": self.bucket, "size": self.size, "collection": self.collection}
+        return JobSpec(ABSTRACTS, self.key, payload, PRIORITY[ABSTRACTS])
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """What a queue stores: a kind, a dedupe key, a JSON payload and a priority."""
+
+    kind: JobKind
+    key: str
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    priority: int = 100
+
+    def job(self) -> PdfJob | AbstractsJob:
+        """The typed job; raises ``ValueError`` for a payload this version cannot read."""
+        p = self.payload
+        try:
+            if self.kind == PDF:
+                version = p.get("version")
+                return PdfJob(
+                    arxiv_id=p.get("arxiv_id") or None,
+                    path=p.get("path") or None,
+                    version=int(version) if version is not None else None,
+                    force=bool(p.get("force", False)),
+                )
+            if self.kind == ABSTRACTS:
+                return AbstractsJob(
+                    bucket=int(p["bucket"]), size=int(p["size"]), collection=str(p["collection"])
+                )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"job {self.key}: unreadable payload {dict(p)!r}: {exc}") from exc
+        raise ValueError(f"job {self.key}: unknown kind {self.kind!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key, "payload": dict(self.payload), "priority": self.priority}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobSpec:
+        kind = data.get("kind")
+        if kind not in (PDF, ABSTRACTS):
+            raise ValueError(f"unknown job kind {kind!r}")
+        return cls(kind, str(data["key"]), dict(data.get("payload") or {}), int(data.get("priority", 100)))
+
+
+class WorkerHandle(Protocol):
+    """A running background worker; ``stop`` lets the current job finish or hands it back."""
+
+    def stop(self, timeout: float = 30.0) -> None: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+
+def open_store(settings: Settings) -> ChunkStore:
+    """The chunk store for the configured Chroma and the current index (collection) name.
+
+    Embedded Chroma: takes the single-writer lock, raising ``retrieval.store.StoreLocked`` with the
+    holder's pid and command when another process has it."""
+    from ingest.pipeline import open_store as _open_store
+
+    return _open_store(settings)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    from ingest.pipeline import make_embedder as _make_embedder
+
+    return _make_embedder(settings)
+
+
+def start_embedded_worker(
+    settings: Settings, engine: Engine, store: ChunkStore, embedder: Embedder
+) -> WorkerHandle:
+    """Run the embedded-queue worker as a daemon thread of the calling process (the web app in
+    the embedded default), writing through the caller's already-locked ``store``."""
+    from ingest.worker import start_in_thread
+
+    return start_in_thread(settings, engine, store, embedder)

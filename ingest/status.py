@@ -1,0 +1,256 @@
+"""Per-paper full-text status in the catalogue (``full_texts``): the source of truth for
+queued / running / done / failed whichever queue carries the jobs.
+
+Transitions (every one a short write transaction):
+
+- ``mark_queued``: enqueue resets the row to queued with no attempts;
+- ``begin``: a worker takes it (queued or running → running, attempts + 1, ``run_id`` = this run);
+  a row already done or failed means the job is a redelivery of finished work: nothing to do;
+- ``finish_done`` / ``finish_failed``: only the run that holds the row may finish it, and only from
+  running, so a paper is finished exactly once per enqueue (``completions`` counts finishes);
+- ``requeue``: a retry will follow (the reason says why the attempt failed);
+- ``release``: the worker is stopping; the attempt does not count.
+
+Attempts are counted here, not by the queue, so a job whose worker keeps dying is failed after
+``worker_max_attempts`` even when the queue itself loses count (a Redis restart, SAQ's sweep).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, select, update
+from sqlalchemy.exc import IntegrityError
+
+from catalog.db import transaction
+from catalog.models import FullText, Paper
+from catalog.text import scrub
+
+REASON_LIMIT = 2000
+
+
+def _write(engine: Engine):  # type: ignore[no-untyped-def]
+    return transaction(engine.execution_options(sqlite_begin="IMMEDIATE"))
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def clean_reason(reason: str) -> str:
+    text = scrub(reason).strip() or "unknown error"
+    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    paper_id: int
+    source_path: str | None  # a local file; None: fetched from arXiv
+    version: int | None  # the version asked for, if any
+
+
+def mark_queued(engine: Engine, items: Sequence[Queued]) -> None:
+    ids = [item.paper_id for item in items]
+    with _write(engine) as session:
+        existing = set(session.scalars(select(FullText.paper_id).where(FullText.paper_id.in_(ids))))
+        for item in items:
+            values = {
+                "status": "queued",
+                "reason": None,
+                "attempts": 0,
+                "run_id": None,
+                "source_path": item.source_path,
+                "updated_at": _now(),
+            }
+            if item.paper_id in existing:
+                session.execute(update(FullText).where(FullText.paper_id == item.paper_id).values(**values))
+            else:
+                session.add(FullText(paper_id=item.paper_id, version=item.version, hidden_text=[], **values))
+
+
+def begin(
+    engine: Engine, paper_id: int, run_id: str, *, source: str | None, force: bool = False
+) -> int | None:
+    """Take the paper for this run; the attempt number, or None when it is already finished."""
+    allowed = ("queued", "running", "done", "failed") if force else ("queued", "running")
+    for _ in range(2):
+        try:
+            with _write(engine) as session:
+                row = session.execute(
+                    select(FullText.status, FullText.attempts).where(FullText.paper_id == paper_id)
+                ).one_or_none()
+                if row is None:
+                    session.add(
+                        FullText(
+                            paper_id=paper_id,
+                            status="running",
+                            attempts=1,
+                            run_id=run_id,
+                            source_path=source,
+                            hidden_text=[],
+                            updated_at=_now(),
+                        )
+                    )
+                    return 1
+                if row.status not in allowed:
+                    return None
+                attempts = (row.attempts or 0) + 1 if row.status in ("queued", "running") else 1
+                session.execute(
+                    update(FullText)
+                    .where(FullText.paper_id == paper_id)
+                    .values(status="running", attempts=attempts, run_id=run_id, updated_at=_now())
+                )
+                return attempts
+        except IntegrityError:  # another worker inserted the row first: read it again
+            continue
+    return None
+
+
+def finish_done(
+    engine: Engine,
+    paper_id: int,
+    run_id: str,
+    *,
+    version: int | None,
+    sha256: str,
+    pages: int,
+    chunks: int,
+    parser: str,
+    collection: str,
+    hidden_text: list[str],
+    source: str | None,
+    note: str | None = None,
+) -> bool:
+    return _finish(
+        engine,
+        paper_id,
+        run_id,
+        status="done",
+        reason=clean_reason(note) if note else None,
+        version=version,
+        sha256=sha256,
+        pages=pages,
+        chunk_count=chunks,
+        parser=parser,
+        collection=collection,
+        hidden_text=[scrub(t) for t in hidden_text],
+        source_path=source,
+    )
+
+
+def finish_unchanged(engine: Engine, paper_id: int, run_id: str, note: str) -> bool:
+    """Done without new work (an older version, the same file): keep what the row records."""
+    return _finish(engine, paper_id, run_id, status="done", reason=clean_reason(note))
+
+
+def finish_failed(engine: Engine, paper_id: int, run_id: str, reason: str) -> bool:
+    return _finish(engine, paper_id, run_id, status="failed", reason=clean_reason(reason))
+
+
+def _finish(engine: Engine, paper_id: int, run_id: str, **values: object) -> bool:
+    with _write(engine) as session:
+        result = session.execute(
+            update(FullText)
+            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
+            .values(completions=FullText.completions + 1, updated_at=_now(), **values)
+        )
+        return bool(result.rowcount)
+
+
+def requeue(engine: Engine, paper_id: int, run_id: str, reason: str) -> bool:
+    with _write(engine) as session:
+        result = session.execute(
+            update(FullText)
+            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
+            .values(status="queued", reason=clean_reason(reason), updated_at=_now())
+        )
+        return bool(result.rowcount)
+
+
+def release(engine: Engine, paper_id: int, run_id: str) -> bool:
+    with _write(engine) as session:
+        result = session.execute(
+            update(FullText)
+            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
+            .values(status="queued", attempts=FullText.attempts - 1, run_id=None, updated_at=_now())
+        )
+        return bool(result.rowcount)
+
+
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    paper_id: int
+    arxiv_id: str
+    status: str
+    attempts: int
+    source_path: str | None
+    updated_at: dt.datetime
+
+
+def unfinished(engine: Engine) -> list[Unfinished]:
+    """Papers queued or running (for reconciling the catalogue with a queue that may have lost jobs)."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                FullText.paper_id,
+                Paper.arxiv_id,
+                FullText.status,
+                FullText.attempts,
+                FullText.source_path,
+                FullText.updated_at,
+            )
+            .join(Paper, Paper.id == FullText.paper_id)
+            .where(FullText.status.in_(("queued", "running")))
+        ).all()
+    out = []
+    for r in rows:
+        updated = r.updated_at if r.updated_at.tzinfo else r.updated_at.replace(tzinfo=dt.UTC)
+        out.append(Unfinished(r.paper_id, r.arxiv_id, r.status, r.attempts, r.source_path, updated))
+    return out
+
+
+def fail_stale(engine: Engine, paper_id: int, reason: str) -> bool:
+    """Fail an unfinished row nobody holds any more (its worker died on the last attempt)."""
+    with _write(engine) as session:
+        result = session.execute(
+            update(FullText)
+            .where(FullText.paper_id == paper_id, FullText.status.in_(("queued", "running")))
+            .values(
+                status="failed",
+                reason=clean_reason(reason),
+                completions=FullText.completions + 1,
+                updated_at=_now(),
+            )
+        )
+        return bool(result.rowcount)
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """What the last successful run of a paper recorded."""
+
+    sha256: str | None
+    collection: str | None
+    version: int | None
+    status: str
+
+
+def indexed(engine: Engine, paper_id: int) -> Indexed | None:
+    return indexed_many(engine, [paper_id]).get(paper_id)
+
+
+def indexed_many(engine: Engine, paper_ids: Sequence[int]) -> dict[int, Indexed]:
+    """For each paper with a status row: the file and collection its chunks came from."""
+    out: dict[int, Indexed] = {}
+    ids = list(paper_ids)
+    with engine.connect() as conn:
+        for start in range(0, len(ids), 500):
+            for r in conn.execute(
+                select(
+                    FullText.paper_id, FullText.sha256, FullText.collection, FullText.version, FullText.status
+                ).where(FullText.paper_id.in_(ids[start : start + 500]))
+            ):
+                out[r.paper_id] = Indexed(r.sha256, r.collection, r.version, r.status)
+    return out
