@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from catalog.indexing import IndexingProgress, indexing_progress
@@ -48,6 +49,7 @@ from settings import Settings
 log = logging.getLogger(__name__)
 
 FIRST_RUN_FILE = "first-run.json"
+DB_RETRY = 30.0  # seconds between attempts to reach an unreachable catalogue
 
 
 class RetryLater(Exception):
@@ -401,7 +403,12 @@ class EmbeddedWorker:
         conf = self.settings.worker
         log.info("worker %s started (embedded queue, %s)", self.name, self.pipeline.store.where)
         while not self.stop_event.is_set():
-            claimed = self.queue.claim(self._run_id(), lease=conf.worker_lease_seconds)
+            try:
+                claimed = self.queue.claim(self._run_id(), lease=conf.worker_lease_seconds)
+            except SQLAlchemyError as exc:  # catalogue away or not migrated yet: keep trying, quietly
+                log.warning("the job queue cannot be read (%s); retrying in %.0f s", describe(exc), DB_RETRY)
+                self.stop_event.wait(DB_RETRY)
+                continue
             if claimed is None:
                 if self.queue.pending() == 0:
                     self.reporter.drained()
