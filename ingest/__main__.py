@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sys
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from sqlalchemy import Engine
 
+from catalog import arxiv_ids
 from catalog.db import make_engine, migrate
 from ingest import console as out
 from ingest import index_commands
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
 from ingest.sources import kaggle, listings
+from ingest.sources.arxiv_api import ArxivClient, SortBy
+from ingest.sources.harvest_http import HarvestError
+from ingest.sources.oai_pmh import Harvest, HarvestState, OaiPmhClient
 from settings import get_settings
 
 Reader = Callable[[Path], Iterable[PaperRecord | RecordError]]
@@ -30,23 +36,44 @@ def catalogue() -> Engine:
     return engine
 
 
+def import_records(
+    engine: Engine,
+    items: Iterable[PaperRecord | RecordError],
+    *,
+    label: str,
+    source: str,
+    total: int | None = None,
+    batch_size: int | None = None,
+) -> Summary:
+    """Import records from any source with a progress bar and a printed summary. When the source
+    fails part-way, the summary of what was imported is printed before the error propagates."""
+    importer = Importer(
+        engine, source=source, batch_size=batch_size or get_settings().ingest.import_batch_size
+    )
+    started = time.perf_counter()
+    try:
+        with out.progress_bar(label, total) as bar:
+            importer.on_progress = partial(out.advance, bar)
+            importer.run(items)
+    finally:
+        out.print_summary(label, importer.summary, time.perf_counter() - started)
+    return importer.summary
+
+
 def import_files(engine: Engine, reader: Reader, paths: Iterable[Path], source: str) -> Summary:
     """Import each file with a progress bar and a printed summary; return the combined summary."""
     total = Summary()
-    batch_size = get_settings().ingest.import_batch_size
     for path in paths:
-        started = time.perf_counter()
-        with out.progress_bar(path.name, out.count_lines(path)) as bar:
-            importer = Importer(
-                engine,
-                source=source,
-                batch_size=batch_size,
-                on_progress=partial(out.advance, bar),
-            )
-            summary = importer.run(reader(path))
-        out.print_summary(path.name, summary, time.perf_counter() - started)
-        total.merge(summary)
+        total.merge(
+            import_records(engine, reader(path), label=path.name, source=source, total=out.count_lines(path))
+        )
     return total
+
+
+def _harvest_failed(exc: HarvestError) -> NoReturn:
+    out.console.print(f"[red]harvest stopped:[/] {exc}", highlight=False)
+    out.console.print("Records imported before the error are kept; run the command again to continue.")
+    sys.exit(1)
 
 
 def _exit_for(summary: Summary) -> None:
@@ -78,6 +105,102 @@ def listings_command(paths: tuple[Path, ...]) -> None:
 def kaggle_command(paths: tuple[Path, ...]) -> None:
     """Import files in the Kaggle arxiv-metadata-oai-snapshot schema."""
     _exit_for(import_files(catalogue(), kaggle.read, paths, "kaggle"))
+
+
+@cli.command("arxiv")
+@click.argument("ids", nargs=-1)
+@click.option("--query", "-q", "search_query", help="An arXiv API search, e.g. 'cat:cs.CL AND ti:retrieval'.")
+@click.option(
+    "--max",
+    "max_results",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Most records a --query imports.",
+)
+@click.option(
+    "--sort-by",
+    type=click.Choice(["relevance", "lastUpdatedDate", "submittedDate"]),
+    default="relevance",
+    show_default=True,
+    help="Order of --query results.",
+)
+def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: int, sort_by: SortBy) -> None:
+    """Import papers from the arXiv API by id (1706.03762, hep-th/9901001v2 …) or by --query.
+
+    At most one request every WOVEPAPER_HARVEST_DELAY_SECONDS (arXiv asks for 3 s)."""
+    if bool(ids) == bool(search_query):
+        raise click.UsageError("give arXiv ids or --query (one of them)")
+    for raw in ids:
+        try:
+            arxiv_ids.parse(raw)
+        except arxiv_ids.InvalidArxivId as exc:
+            raise click.BadParameter(str(exc), param_hint="IDS") from None
+    engine = catalogue()
+    with ArxivClient.from_settings(get_settings().harvest) as client:
+        if ids:
+            feeds = client.fetch(ids)
+            label, total = "arXiv API ids", len(set(ids))
+        else:
+            assert search_query is not None
+            feeds = client.search(search_query, max_results=max_results, sort_by=sort_by)
+            label, total = f"arXiv API search {search_query!r}", max_results
+        try:
+            summary = import_records(
+                engine,
+                (item for feed in feeds for item in feed.items),
+                label=label,
+                source="arxiv-api",
+                total=total,
+                batch_size=client.page_size,
+            )
+        except HarvestError as exc:
+            _harvest_failed(exc)
+    _exit_for(summary)
+
+
+@cli.command("oai")
+@click.option(
+    "--from",
+    "from_",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="First datestamp to harvest (default: where the last harvest of this endpoint and set "
+    "ended; the first harvest without it takes everything).",
+)
+@click.option("--until", type=click.DateTime(formats=["%Y-%m-%d"]), help="Last datestamp to harvest.")
+@click.option("--set", "set_spec", help="An OAI set, e.g. cs, math or physics:hep-th (default: all).")
+def oai_command(from_: dt.datetime | None, until: dt.datetime | None, set_spec: str | None) -> None:
+    """Harvest arXiv's OAI-PMH interface (metadataPrefix=arXiv), continuing the last harvest."""
+    settings = get_settings()
+    engine = catalogue()
+    state = HarvestState(settings.core.data_dir / "harvest-state.json")
+    with OaiPmhClient.from_settings(settings.harvest) as client:
+        harvest = Harvest(
+            client,
+            state,
+            set_spec=set_spec,
+            from_=from_.date() if from_ else None,
+            until=until.date() if until else None,
+        )
+        out.console.print(
+            f"OAI-PMH {client.base_url} set {set_spec or '(all)'} from {harvest.from_ or 'the beginning'}"
+            + (f" until {harvest.until}" if harvest.until else ""),
+            highlight=False,
+        )
+        try:
+            summary = import_records(engine, harvest.records(), label="OAI-PMH", source="oai-pmh")
+            next_from = harvest.remember()
+        except HarvestError as exc:
+            _harvest_failed(exc)
+    if harvest.deleted:
+        shown = ", ".join(d.arxiv_id for d in harvest.deleted[:10])
+        more = f" and {len(harvest.deleted) - 10} more" if len(harvest.deleted) > 10 else ""
+        out.console.print(
+            f"{len(harvest.deleted)} record(s) deleted upstream, left in the catalogue: {shown}{more}",
+            highlight=False,
+        )
+    out.console.print(f"The next `python -m ingest oai` continues from {next_from}.", highlight=False)
+    _exit_for(summary)
 
 
 @cli.command("demo")

@@ -144,8 +144,8 @@ class PoliteClient:
                         if asked > p.max_wait:
                             raise FetchFailed(
                                 url,
-                                f"{problem}; the server asks to retry after {asked:.0f} s, longer than "
-                                f"the {p.max_wait:.0f} s we wait (WOVEPAPER_HARVEST_MAX_WAIT_SECONDS)",
+                                f"{problem}; the server asks to retry after {asked:g} s, longer than "
+                                f"the {p.max_wait:g} s we wait (WOVEPAPER_HARVEST_MAX_WAIT_SECONDS)",
                                 attempt,
                             )
                         wait = asked
