@@ -55,6 +55,24 @@ class ServerSettings(_Section):
     page_size: int = Field(24, ge=1, le=200, description="Items per page on list pages.")
 
 
+class PagesSettings(_Section):
+    contact_email: str = Field(
+        "",
+        description="Address shown on the Contact page and in the Organization JSON-LD. Empty: the page "
+        "says none is published.",
+    )
+    page_cache_seconds: float = Field(
+        30.0, ge=0, description="How long a rendered public page is reused in-process (0: never cached)."
+    )
+    page_cache_entries: int = Field(
+        4096, ge=0, description="Most rendered pages kept in that cache, per worker process."
+    )
+    sitemap_urls_per_file: int = Field(
+        50_000, ge=1, le=50_000, description="URLs per child sitemap (the protocol allows at most 50,000)."
+    )
+    feed_items: int = Field(50, ge=1, le=500, description="Newest papers listed in each RSS feed.")
+
+
 class RedisSettings(_Section):
     redis_url: str = Field(
         "",
@@ -213,6 +231,10 @@ class Settings:
         return ServerSettings()
 
     @cached_property
+    def pages(self) -> PagesSettings:
+        return PagesSettings()
+
+    @cached_property
     def redis(self) -> RedisSettings:
         return RedisSettings()
 
@@ -263,6 +285,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     CoreSettings,
     DatabaseSettings,
     ServerSettings,
+    PagesSettings,
     RedisSettings,
     IngestSettings,
     HarvestSettings,

@@ -6,13 +6,20 @@ from pathlib import Path
 
 from litestar import Litestar
 from litestar.di import Provide
+from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
-from app.controllers import health, home, ingest_status
+from app.asgi import Wovepaper, markdown_pages_only
+from app.controllers import agents, api, health, home, ingest_status, institutions, pages, papers, researchers
+from app.errors import exception_to_response
+from app.rendering import PageCache, Pages, environments, provide_pages
+from app.security import security_headers
 from app.services import lifespan, provide_db, provide_services
+from app.site import Site
 from settings import Settings, get_settings
 
 HERE = Path(__file__).resolve().parent
@@ -20,17 +27,56 @@ HERE = Path(__file__).resolve().parent
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or get_settings()
-    return Litestar(
+    site = Site.from_settings(settings)
+    html, markdown = environments(HERE / "templates", site)
+    page_cache = PageCache(settings.pages.page_cache_seconds, settings.pages.page_cache_entries)
+    app = Wovepaper(
         route_handlers=[
             home.home,
-            health.healthz,
+            papers.papers,
+            papers.paper,
+            papers.old_style_paper,
+            researchers.researchers,
+            researchers.researcher,
+            institutions.institutions,
+            institutions.institution,
+            pages.about,
+            pages.contact,
+            pages.privacy,
+            pages.developers,
+            agents.llms_txt,
+            agents.llms_full_txt,
+            agents.sitemap_index,
+            agents.sitemap,
+            agents.rss,
+            *api.ROUTE_HANDLERS,
             *ingest_status.ROUTE_HANDLERS,
+            health.healthz,
             create_static_files_router(
-                path="/static", directories=[HERE / "static"], include_in_schema=False
+                path="/static",
+                directories=[HERE / "static"],
+                include_in_schema=False,
+                send_as_attachment=False,
             ),
         ],
-        dependencies={"db": Provide(provide_db), "services": Provide(provide_services, sync_to_thread=False)},
+        dependencies={
+            "db": Provide(provide_db),
+            "services": Provide(provide_services, sync_to_thread=False),
+            "pages": Provide(provide_pages, sync_to_thread=False),
+        },
         lifespan=[lifespan(settings)],
-        template_config=TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine),
-        openapi_config=OpenAPIConfig(title="wovepaper", version="0.1.0", path="/schema"),
+        guards=[markdown_pages_only],
+        exception_handlers={HTTPException: exception_to_response, Exception: exception_to_response},
+        before_send=[security_headers(hsts=site.public_url.startswith("https://"))],
+        template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(html)),
+        openapi_config=OpenAPIConfig(
+            title="wovepaper",
+            version="0.1.0",
+            description="Papers, researchers and institutions as JSON. "
+            "Every page also answers in markdown; see /llms.txt.",
+            path="/schema",
+            render_plugins=[JsonRenderPlugin()],
+        ),
     )
+    app.state.pages = Pages(site, html, markdown, page_cache)
+    return app

@@ -1,24 +1,44 @@
 """Read-side queries over the catalogue, returning plain typed values (never ORM objects).
 
-The web app and the JSON API render these; keeping them here keeps SQL out of the handlers.
+The web app and the JSON API render these; keeping them here keeps SQL out of the handlers. Every
+query is a fixed, small number of statements (no N+1): lists fetch their rows, then the authors of
+all rows in one more statement.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Generic, TypeVar
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Select, and_, exists, func, literal, or_, select
+from sqlalchemy.orm import Session, aliased
 
-from catalog.models import Authorship, Paper
+from catalog.models import (
+    Affiliation,
+    Authorship,
+    Institution,
+    InstitutionName,
+    Paper,
+    PaperCategory,
+    PaperVersion,
+    Researcher,
+    ResearcherInstitution,
+)
 from catalog.names import fold
 
 T = TypeVar("T")
 
 _SLUG = re.compile(r"[^a-z0-9]+")
+# arXiv categories: ``cs.LG``, ``hep-th``, ``math.GT``, ``q-bio.NC``, ``astro-ph.CO``.
+CATEGORY = re.compile(r"[a-z]+(?:-[a-z]+)?(?:\.[A-Za-z]+(?:-[A-Za-z]+)?)?")
+# Papers with more authors than this are left out of co-author pictures (same bound as the resolver's
+# co-author evidence): a 300-author collaboration says little about who works with whom.
+MAX_NETWORK_AUTHORS = 50
 
 
 def slugify(text: str, limit: int = 80) -> str:
@@ -27,10 +47,30 @@ def slugify(text: str, limit: int = 80) -> str:
     return slug[:limit].rstrip("-") or "untitled"
 
 
+def paper_path(arxiv_id: str, title: str, version: int | None = None) -> str:
+    shown = arxiv_id if version is None else f"{arxiv_id}v{version}"
+    return f"/papers/{shown}-{slugify(title)}"
+
+
+def researcher_path(researcher_id: int, name: str) -> str:
+    return f"/researchers/{researcher_id}-{slugify(name)}"
+
+
+def institution_path(institution_id: int, name: str) -> str:
+    return f"/institutions/{institution_id}-{slugify(name)}"
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class AuthorRef:
     name: str
     researcher_id: int | None
+
+    @property
+    def path(self) -> str | None:
+        return researcher_path(self.researcher_id, self.name) if self.researcher_id else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,29 +111,287 @@ class Page(Generic[T]):
         return self.page > 1
 
 
+@dataclass(frozen=True, slots=True)
+class AffiliationRef:
+    raw: str
+    institution_id: int | None
+    institution_name: str | None
+
+    @property
+    def path(self) -> str | None:
+        if self.institution_id is None or self.institution_name is None:
+            return None
+        return institution_path(self.institution_id, self.institution_name)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperAuthor:
+    name: str
+    researcher_id: int | None
+    role: str
+    affiliations: list[AffiliationRef]
+
+    @property
+    def path(self) -> str | None:
+        return researcher_path(self.researcher_id, self.name) if self.researcher_id else None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    number: int
+    submitted_at: dt.datetime | None
+    size: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PaperDetail:
+    arxiv_id: str
+    title: str
+    abstract: str
+    authors: list[PaperAuthor]
+    categories: list[str]
+    versions: list[VersionInfo]
+    latest_version: int | None
+    published_on: dt.date | None
+    updated_on: dt.date | None
+    announced_on: dt.date | None
+    activity_on: dt.date | None
+    doi: str | None
+    journal_ref: str | None
+    comments: str | None
+    license: str | None
+    abs_url: str
+    pdf_url: str
+    citation_count: int | None
+    citation_source: str | None
+    modified_at: dt.datetime
+
+    @property
+    def primary_category(self) -> str | None:
+        return self.categories[0] if self.categories else None
+
+    @property
+    def path(self) -> str:
+        return paper_path(self.arxiv_id, self.title)
+
+    def version(self, number: int) -> VersionInfo | None:
+        return next((v for v in self.versions if v.number == number), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Author-position counts over the papers whose every author was matched to a researcher."""
+
+    first: int
+    middle: int
+    last: int
+    counted: int  # papers where every author was matched
+    total: int  # all this researcher's papers
+
+    def bars(self) -> list[tuple[str, int]]:
+        rows = [("first author", self.first), ("middle author", self.middle), ("last author", self.last)]
+        return [(label, n) for label, n in rows if n]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldCount:
+    category: str
+    papers: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResearcherSummary:
+    id: int
+    name: str
+    papers: int
+    h_index: int | None
+    citation_count: int | None
+
+    @property
+    def path(self) -> str:
+        return researcher_path(self.id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionRef:
+    id: int
+    name: str
+    ror_id: str | None
+    country_name: str | None
+
+    @property
+    def path(self) -> str:
+        return institution_path(self.id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class ResearcherProfile:
+    id: int
+    name: str
+    name_key: str
+    orcid: str | None
+    openalex_id: str | None
+    semantic_scholar_id: str | None
+    h_index: int | None
+    citation_count: int | None
+    works_count: int | None
+    metrics_source: str | None
+    papers: int
+    positions: Positions
+    fields: list[FieldCount]
+    same_name: list[ResearcherSummary]
+    institutions: list[InstitutionRef]
+
+    @property
+    def path(self) -> str:
+        return researcher_path(self.id, self.name)
+
+    @property
+    def identity_sources(self) -> list[str]:
+        """Where the identity comes from, in words, for "identity via …" (empty when only arXiv)."""
+        found = []
+        if self.semantic_scholar_id or self.metrics_source == "semanticscholar":
+            found.append("Semantic Scholar")
+        if self.openalex_id or self.metrics_source == "openalex":
+            found.append("OpenAlex")
+        if self.orcid:
+            found.append("ORCID")
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkNode:
+    id: int
+    name: str
+    shared: int  # papers shared with the researcher at the centre
+
+    @property
+    def path(self) -> str:
+        return researcher_path(self.id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """A researcher's closest co-authors and who among them also wrote together."""
+
+    centre: NetworkNode
+    nodes: list[NetworkNode]
+    edges: list[tuple[int, int, int]]  # (researcher id, researcher id, shared papers) among nodes
+    papers_left_out: int  # papers with more than MAX_NETWORK_AUTHORS authors
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionSummary:
+    id: int
+    name: str
+    ror_id: str | None
+    city: str | None
+    country_name: str | None
+    papers: int
+
+    @property
+    def path(self) -> str:
+        return institution_path(self.id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionDetail:
+    id: int
+    ror_id: str | None
+    name: str
+    aliases: list[str]
+    acronyms: list[str]
+    types: list[str]
+    city: str | None
+    country_code: str | None
+    country_name: str | None
+    website: str | None
+    links: dict[str, object]
+    status: str | None
+    established: int | None
+    openalex_id: str | None
+    papers: int
+    researchers: list[ResearcherSummary] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return institution_path(self.id, self.name)
+
+    @property
+    def ror_url(self) -> str | None:
+        return f"https://ror.org/{self.ror_id}" if self.ror_id else None
+
+    @property
+    def location(self) -> str | None:
+        parts = [p for p in (self.city, self.country_name) if p]
+        return ", ".join(parts) or None
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryCount:
+    category: str
+    papers: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapEntry:
+    path: str
+    lastmod: dt.date | None
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapChunk:
+    kind: str  # "papers" | "researchers" | "institutions"
+    number: int  # 1-based
+    lastmod: dt.date | None
+
+
+# -- papers ------------------------------------------------------------------------------------
+
+
 def count_papers(session: Session) -> int:
     return session.execute(select(func.count()).select_from(Paper)).scalar_one()
 
 
-def newest_papers(session: Session, *, page: int, size: int) -> Page[PaperSummary]:
-    """Papers by their latest known activity (announcement or newest version), newest first."""
-    total = count_papers(session)
-    rows = session.execute(
-        select(
-            Paper.id, Paper.arxiv_id, Paper.title, Paper.abstract, Paper.primary_category, Paper.activity_on
-        )
-        .order_by(Paper.activity_on.desc().nulls_last(), Paper.id.desc())
-        .limit(size)
-        .offset((page - 1) * size)
-    ).all()
+def _summary_columns() -> Select[int, str, str, str, str | None, dt.date | None]:
+    return select(
+        Paper.id, Paper.arxiv_id, Paper.title, Paper.abstract, Paper.primary_category, Paper.activity_on
+    )
+
+
+_NEWEST = (Paper.activity_on.desc().nulls_last(), Paper.id.desc())
+
+
+def _summaries(
+    session: Session, statement: Select[int, str, str, str, str | None, dt.date | None]
+) -> list[PaperSummary]:
+    rows = session.execute(statement).all()
     authors = authors_of(session, [r.id for r in rows])
-    items = [
+    return [
         PaperSummary(
             r.arxiv_id, r.title, r.abstract, authors.get(r.id, []), r.primary_category, r.activity_on
         )
         for r in rows
     ]
-    return Page(items, page, size, total)
+
+
+def newest_papers(
+    session: Session, *, page: int, size: int, category: str | None = None
+) -> Page[PaperSummary]:
+    """Papers by their latest known activity (announcement or newest version), newest first;
+    with ``category``, the papers listed in that category (primary or cross-list)."""
+    statement = _summary_columns().order_by(*_NEWEST).limit(size).offset((page - 1) * size)
+    if category is None:
+        total = count_papers(session)
+    else:
+        in_category = exists().where(PaperCategory.paper_id == Paper.id, PaperCategory.category == category)
+        statement = statement.where(in_category)
+        total = session.execute(
+            select(func.count(func.distinct(PaperCategory.paper_id))).where(
+                PaperCategory.category == category
+            )
+        ).scalar_one()
+    return Page(_summaries(session, statement), page, size, total)
 
 
 def authors_of(session: Session, paper_ids: list[int]) -> dict[int, list[AuthorRef]]:
@@ -108,3 +406,529 @@ def authors_of(session: Session, paper_ids: list[int]) -> dict[int, list[AuthorR
     ):
         result.setdefault(paper_id, []).append(AuthorRef(name, researcher_id))
     return result
+
+
+def paper_detail(session: Session, arxiv_id: str) -> PaperDetail | None:
+    """Everything the paper page shows, by canonical arXiv id (four small indexed statements)."""
+    row = session.execute(select(Paper).where(Paper.arxiv_id == arxiv_id)).scalar_one_or_none()
+    if row is None:
+        return None
+    affiliations: dict[int, list[AffiliationRef]] = {}
+    for position, raw, institution_id, institution_name in session.execute(
+        select(Affiliation.author_position, Affiliation.raw, Affiliation.institution_id, Institution.name)
+        .outerjoin(Institution, Institution.id == Affiliation.institution_id)
+        .where(Affiliation.paper_id == row.id)
+        .order_by(Affiliation.author_position, Affiliation.id)
+    ):
+        refs = affiliations.setdefault(position, [])
+        if all(r.raw != raw for r in refs):  # the same string from two sources shows once
+            refs.append(AffiliationRef(raw, institution_id, institution_name))
+    authors = [
+        PaperAuthor(a.name, a.researcher_id, a.role, affiliations.get(a.position, []))
+        for a in session.execute(
+            select(Authorship.position, Authorship.name, Authorship.researcher_id, Authorship.role)
+            .where(Authorship.paper_id == row.id)
+            .order_by(Authorship.position)
+        )
+    ]
+    categories = list(
+        session.execute(
+            select(PaperCategory.category)
+            .where(PaperCategory.paper_id == row.id)
+            .order_by(PaperCategory.position)
+        ).scalars()
+    )
+    versions = [
+        VersionInfo(v.version, v.submitted_at, v.size)
+        for v in session.execute(
+            select(PaperVersion.version, PaperVersion.submitted_at, PaperVersion.size)
+            .where(PaperVersion.paper_id == row.id)
+            .order_by(PaperVersion.version)
+        )
+    ]
+    return PaperDetail(
+        arxiv_id=row.arxiv_id,
+        title=row.title,
+        abstract=row.abstract,
+        authors=authors,
+        categories=categories or ([row.primary_category] if row.primary_category else []),
+        versions=versions,
+        latest_version=row.latest_version,
+        published_on=row.published_on,
+        updated_on=row.updated_on,
+        announced_on=row.announced_on,
+        activity_on=row.activity_on,
+        doi=row.doi,
+        journal_ref=row.journal_ref,
+        comments=row.comments,
+        license=row.license,
+        abs_url=row.abs_url,
+        pdf_url=row.pdf_url,
+        citation_count=row.citation_count,
+        citation_source=row.citation_source,
+        modified_at=row.modified_at,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueStats:
+    papers: int
+    researchers: int
+    institutions: int
+
+
+def catalogue_stats(session: Session) -> CatalogueStats:
+    researchers = session.execute(select(func.count()).select_from(Researcher)).scalar_one()
+    institutions = session.execute(select(func.count()).select_from(Institution)).scalar_one()
+    return CatalogueStats(count_papers(session), researchers, institutions)
+
+
+def top_categories(session: Session, limit: int = 40) -> list[CategoryCount]:
+    """Primary categories by number of papers, most first."""
+    count = func.count().label("n")
+    rows = session.execute(
+        select(Paper.primary_category, count)
+        .where(Paper.primary_category.is_not(None))
+        .group_by(Paper.primary_category)
+        .order_by(count.desc(), Paper.primary_category)
+        .limit(limit)
+    )
+    return [CategoryCount(c, n) for c, n in rows if c]
+
+
+# -- researchers -------------------------------------------------------------------------------
+
+
+def researcher_name(session: Session, researcher_id: int) -> str | None:
+    return session.execute(
+        select(Researcher.display_name).where(Researcher.id == researcher_id)
+    ).scalar_one_or_none()
+
+
+def _paper_counts(session: Session, ids: Iterable[int]) -> dict[int, int]:
+    ids = list(ids)
+    if not ids:
+        return {}
+    return dict(
+        session.execute(  # type: ignore[arg-type]
+            select(Authorship.researcher_id, func.count(func.distinct(Authorship.paper_id)))
+            .where(Authorship.researcher_id.in_(ids))
+            .group_by(Authorship.researcher_id)
+        ).all()
+    )
+
+
+def researcher_profile(session: Session, researcher_id: int) -> ResearcherProfile | None:
+    """The researcher page's side blocks: counts, positions, fields, same name, institutions."""
+    r = session.execute(select(Researcher).where(Researcher.id == researcher_id)).scalar_one_or_none()
+    if r is None:
+        return None
+    papers = _paper_counts(session, [r.id]).get(r.id, 0)
+
+    unmatched = aliased(Authorship)
+    fully_matched = ~exists().where(
+        unmatched.paper_id == Authorship.paper_id, unmatched.researcher_id.is_(None)
+    )
+    roles = Counter[str]()
+    counted: set[int] = set()
+    for paper_id, role in session.execute(
+        select(Authorship.paper_id, Authorship.role).where(Authorship.researcher_id == r.id, fully_matched)
+    ):
+        if paper_id not in counted:  # a name printed twice on one paper counts once
+            counted.add(paper_id)
+            roles[role] += 1
+    positions = Positions(roles["first"], roles["middle"], roles["last"], len(counted), papers)
+
+    n = func.count(func.distinct(PaperCategory.paper_id)).label("n")
+    fields = [
+        FieldCount(category, count)
+        for category, count in session.execute(
+            select(PaperCategory.category, n)
+            .join(Authorship, Authorship.paper_id == PaperCategory.paper_id)
+            .where(Authorship.researcher_id == r.id)
+            .group_by(PaperCategory.category)
+            .order_by(n.desc(), PaperCategory.category)
+        )
+    ]
+
+    namesakes = session.execute(
+        select(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count).where(
+            Researcher.name_key == r.name_key, Researcher.id != r.id
+        )
+    ).all()
+    counts = _paper_counts(session, [s.id for s in namesakes])
+    same_name = sorted(
+        (
+            ResearcherSummary(s.id, s.display_name, counts.get(s.id, 0), s.h_index, s.citation_count)
+            for s in namesakes
+        ),
+        key=lambda s: (-s.papers, s.id),
+    )
+
+    institutions = [
+        InstitutionRef(i.id, i.name, i.ror_id, i.country_name)
+        for i in session.execute(
+            select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name)
+            .join(ResearcherInstitution, ResearcherInstitution.institution_id == Institution.id)
+            .where(ResearcherInstitution.researcher_id == r.id)
+            .distinct()
+            .order_by(Institution.name)
+        )
+    ]
+    return ResearcherProfile(
+        id=r.id,
+        name=r.display_name,
+        name_key=r.name_key,
+        orcid=r.orcid,
+        openalex_id=r.openalex_id,
+        semantic_scholar_id=r.semantic_scholar_id,
+        h_index=r.h_index,
+        citation_count=r.citation_count,
+        works_count=r.works_count,
+        metrics_source=r.metrics_source,
+        papers=papers,
+        positions=positions,
+        fields=fields,
+        same_name=same_name,
+        institutions=institutions,
+    )
+
+
+def researcher_papers(
+    session: Session, researcher_id: int, *, page: int, size: int, category: str | None = None
+) -> Page[PaperSummary]:
+    """A researcher's papers, newest first, optionally only those listed in ``category``."""
+    mine = exists().where(Authorship.paper_id == Paper.id, Authorship.researcher_id == researcher_id)
+    conditions: list[ColumnElement[bool]] = [mine]
+    if category is not None:
+        conditions.append(
+            exists().where(PaperCategory.paper_id == Paper.id, PaperCategory.category == category)
+        )
+    total = session.execute(select(func.count()).select_from(Paper).where(*conditions)).scalar_one()
+    statement = _summary_columns().where(*conditions).order_by(*_NEWEST).limit(size).offset((page - 1) * size)
+    return Page(_summaries(session, statement), page, size, total)
+
+
+def coauthor_network(session: Session, researcher_id: int, *, limit: int = 16) -> Network | None:
+    """The ``limit`` co-authors sharing most papers, and the links among them (two statements)."""
+    name = researcher_name(session, researcher_id)
+    if name is None:
+        return None
+    mine = select(Authorship.paper_id).where(Authorship.researcher_id == researcher_id)
+    by_paper: dict[int, set[int]] = {}
+    sizes = Counter[int]()
+    for paper_id, other in session.execute(
+        select(Authorship.paper_id, Authorship.researcher_id).where(Authorship.paper_id.in_(mine))
+    ):
+        sizes[paper_id] += 1
+        if other is not None:
+            by_paper.setdefault(paper_id, set()).add(other)
+    kept = [people - {researcher_id} for pid, people in by_paper.items() if sizes[pid] <= MAX_NETWORK_AUTHORS]
+    shared = Counter(other for people in kept for other in people)
+    top = sorted(shared, key=lambda other: (-shared[other], other))[:limit]
+    names = dict(
+        session.execute(select(Researcher.id, Researcher.display_name).where(Researcher.id.in_(top))).all()
+    )
+    chosen = set(top)
+    links = Counter[tuple[int, int]]()
+    for people in kept:
+        for a, b in combinations(sorted(people & chosen), 2):
+            links[(a, b)] += 1
+    return Network(
+        centre=NetworkNode(researcher_id, name, len(sizes)),
+        nodes=[NetworkNode(other, names.get(other, "?"), shared[other]) for other in top],
+        edges=[(a, b, w) for (a, b), w in sorted(links.items())],
+        papers_left_out=sum(1 for pid in sizes if sizes[pid] > MAX_NETWORK_AUTHORS),
+    )
+
+
+def _like(query: str) -> str | None:
+    """A LIKE pattern for a folded name fragment (fold removes ``%`` and ``_``), or None if empty."""
+    key = fold(query)
+    return f"%{key}%" if key else None
+
+
+def list_researchers(session: Session, *, query: str | None, page: int, size: int) -> Page[ResearcherSummary]:
+    """Researchers with papers here, most papers first; ``query`` matches any part of the name."""
+    papers = func.count(func.distinct(Authorship.paper_id)).label("papers")
+    statement = (
+        select(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count, papers)
+        .join(Authorship, Authorship.researcher_id == Researcher.id)
+        .group_by(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count)
+    )
+    counting = select(func.count(func.distinct(Authorship.researcher_id))).where(
+        Authorship.researcher_id.is_not(None)
+    )
+    if query is not None and (pattern := _like(query)):
+        statement = statement.where(Researcher.name_key.like(pattern))
+        counting = counting.join(Researcher, Researcher.id == Authorship.researcher_id).where(
+            Researcher.name_key.like(pattern)
+        )
+    total = session.execute(counting).scalar_one()
+    rows = session.execute(
+        statement.order_by(papers.desc(), Researcher.id).limit(size).offset((page - 1) * size)
+    )
+    items = [ResearcherSummary(r.id, r.display_name, r.papers, r.h_index, r.citation_count) for r in rows]
+    return Page(items, page, size, total)
+
+
+# -- institutions ------------------------------------------------------------------------------
+
+
+def institution_by_id(session: Session, institution_id: int) -> InstitutionRef | None:
+    row = session.execute(
+        select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name).where(
+            Institution.id == institution_id
+        )
+    ).first()
+    return InstitutionRef(row.id, row.name, row.ror_id, row.country_name) if row else None
+
+
+def institution_by_ror(session: Session, ror_id: str) -> InstitutionRef | None:
+    row = session.execute(
+        select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name).where(
+            Institution.ror_id == ror_id.lower()
+        )
+    ).first()
+    return InstitutionRef(row.id, row.name, row.ror_id, row.country_name) if row else None
+
+
+def institutions_named(session: Session, name: str) -> list[InstitutionRef]:
+    """Institutions one of whose names, aliases or acronyms folds to the same key as ``name``."""
+    key = fold(name)
+    if not key:
+        return []
+    rows = session.execute(
+        select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name)
+        .join(InstitutionName, InstitutionName.institution_id == Institution.id)
+        .where(InstitutionName.name_key == key)
+        .distinct()
+        .order_by(Institution.id)
+    )
+    return [InstitutionRef(r.id, r.name, r.ror_id, r.country_name) for r in rows]
+
+
+def _affiliated_paper_ids(institution_id: int) -> Select[int]:
+    return select(Affiliation.paper_id).where(Affiliation.institution_id == institution_id)
+
+
+def institution_detail(
+    session: Session, institution_id: int, *, researchers: int = 30
+) -> InstitutionDetail | None:
+    i = session.execute(select(Institution).where(Institution.id == institution_id)).scalar_one_or_none()
+    if i is None:
+        return None
+    papers = session.execute(
+        select(func.count(func.distinct(Affiliation.paper_id))).where(Affiliation.institution_id == i.id)
+    ).scalar_one()
+    # People: authors whose printed affiliation on a paper matched here, plus known affiliations.
+    shared = func.count(func.distinct(Affiliation.paper_id)).label("n")
+    by_papers: dict[int, int] = dict(
+        session.execute(  # type: ignore[arg-type]
+            select(Authorship.researcher_id, shared)
+            .join(
+                Affiliation,
+                and_(
+                    Affiliation.paper_id == Authorship.paper_id,
+                    Affiliation.author_position == Authorship.position,
+                ),
+            )
+            .where(Affiliation.institution_id == i.id, Authorship.researcher_id.is_not(None))
+            .group_by(Authorship.researcher_id)
+            .order_by(shared.desc(), Authorship.researcher_id)
+            .limit(researchers)
+        ).all()
+    )
+    known = session.execute(
+        select(ResearcherInstitution.researcher_id)
+        .where(ResearcherInstitution.institution_id == i.id)
+        .order_by(ResearcherInstitution.researcher_id)
+        .limit(researchers)
+    ).scalars()
+    ids = list(dict.fromkeys([*by_papers, *known]))[:researchers]
+    rows = {
+        r.id: r
+        for r in session.execute(
+            select(
+                Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count
+            ).where(Researcher.id.in_(ids))
+        )
+    }
+    people = [
+        ResearcherSummary(
+            rid, rows[rid].display_name, by_papers.get(rid, 0), rows[rid].h_index, rows[rid].citation_count
+        )
+        for rid in ids
+        if rid in rows
+    ]
+    return InstitutionDetail(
+        id=i.id,
+        ror_id=i.ror_id,
+        name=i.name,
+        aliases=list(i.aliases or []),
+        acronyms=list(i.acronyms or []),
+        types=list(i.types or []),
+        city=i.city,
+        country_code=i.country_code,
+        country_name=i.country_name,
+        website=i.website,
+        links=dict(i.links or {}),
+        status=i.status,
+        established=i.established,
+        openalex_id=i.openalex_id,
+        papers=papers,
+        researchers=people,
+    )
+
+
+def institution_papers(session: Session, institution_id: int, *, page: int, size: int) -> Page[PaperSummary]:
+    affiliated = Paper.id.in_(_affiliated_paper_ids(institution_id))
+    total = session.execute(select(func.count()).select_from(Paper).where(affiliated)).scalar_one()
+    statement = _summary_columns().where(affiliated).order_by(*_NEWEST).limit(size).offset((page - 1) * size)
+    return Page(_summaries(session, statement), page, size, total)
+
+
+def list_institutions(
+    session: Session, *, query: str | None, page: int, size: int
+) -> Page[InstitutionSummary]:
+    """Institutions with the most affiliated papers first, then by name; ``query`` matches any of
+    their names, aliases or acronyms."""
+    papers = func.count(func.distinct(Affiliation.paper_id)).label("papers")
+    statement = (
+        select(
+            Institution.id,
+            Institution.name,
+            Institution.ror_id,
+            Institution.city,
+            Institution.country_name,
+            papers,
+        )
+        .outerjoin(Affiliation, Affiliation.institution_id == Institution.id)
+        .group_by(
+            Institution.id, Institution.name, Institution.ror_id, Institution.city, Institution.country_name
+        )
+    )
+    counting = select(func.count()).select_from(Institution)
+    if query is not None and (pattern := _like(query)):
+        matching = exists().where(
+            InstitutionName.institution_id == Institution.id, InstitutionName.name_key.like(pattern)
+        )
+        statement = statement.where(matching)
+        counting = counting.where(matching)
+    total = session.execute(counting).scalar_one()
+    rows = session.execute(
+        statement.order_by(papers.desc(), Institution.name, Institution.id)
+        .limit(size)
+        .offset((page - 1) * size)
+    )
+    items = [InstitutionSummary(r.id, r.name, r.ror_id, r.city, r.country_name, r.papers) for r in rows]
+    return Page(items, page, size, total)
+
+
+# -- sitemaps and feeds ------------------------------------------------------------------------
+
+
+def _day(value: dt.datetime | dt.date | str | None) -> dt.date | None:
+    if value is None:
+        return None
+    if isinstance(value, str):  # SQLite returns max() of a datetime column as text
+        value = dt.datetime.fromisoformat(value)
+    return value.date() if isinstance(value, dt.datetime) else value
+
+
+def sitemap_chunks(session: Session, size: int) -> list[SitemapChunk]:
+    """The non-empty child sitemaps: each kind split by id range into files of at most ``size`` URLs.
+
+    Id ranges (not offsets) keep each file stable as rows are added and cheap to read on millions of
+    rows; gaps in ids only make a file smaller, never larger."""
+    chunks: list[SitemapChunk] = []
+    paper_chunk = ((Paper.id - 1) // size).label("chunk")
+    for number, lastmod in session.execute(
+        select(paper_chunk, func.max(Paper.modified_at)).group_by(paper_chunk).order_by(paper_chunk)
+    ):
+        chunks.append(SitemapChunk("papers", int(number) + 1, _day(lastmod)))
+    researcher_chunk = ((Authorship.researcher_id - 1) // size).label("chunk")
+    for rnumber, lastmod in session.execute(
+        select(researcher_chunk, func.max(Paper.modified_at))
+        .join(Paper, Paper.id == Authorship.paper_id)
+        .where(Authorship.researcher_id.is_not(None))
+        .group_by(researcher_chunk)
+        .order_by(researcher_chunk)
+    ):
+        chunks.append(SitemapChunk("researchers", int(rnumber or 0) + 1, _day(lastmod)))
+    institution_chunk = ((Affiliation.institution_id - 1) // size).label("chunk")
+    for inumber, lastmod in session.execute(
+        select(institution_chunk, func.max(Paper.modified_at))
+        .join(Paper, Paper.id == Affiliation.paper_id)
+        .where(Affiliation.institution_id.is_not(None))
+        .group_by(institution_chunk)
+        .order_by(institution_chunk)
+    ):
+        chunks.append(SitemapChunk("institutions", int(inumber or 0) + 1, _day(lastmod)))
+    return chunks
+
+
+def sitemap_entries(session: Session, kind: str, number: int, size: int) -> list[SitemapEntry]:
+    """The URLs of one child sitemap (see :func:`sitemap_chunks`); empty for an unknown kind."""
+    low, high = (number - 1) * size + 1, number * size
+    if kind == "papers":
+        return [
+            SitemapEntry(paper_path(arxiv_id, title), _day(modified))
+            for arxiv_id, title, modified in session.execute(
+                select(Paper.arxiv_id, Paper.title, Paper.modified_at)
+                .where(Paper.id.between(low, high))
+                .order_by(Paper.id)
+            )
+        ]
+    if kind == "researchers":
+        latest = func.max(Paper.modified_at)
+        return [
+            SitemapEntry(researcher_path(rid, name), _day(modified))
+            for rid, name, modified in session.execute(
+                select(Researcher.id, Researcher.display_name, latest)
+                .join(Authorship, Authorship.researcher_id == Researcher.id)
+                .join(Paper, Paper.id == Authorship.paper_id)
+                .where(Researcher.id.between(low, high))
+                .group_by(Researcher.id, Researcher.display_name)
+                .order_by(Researcher.id)
+            )
+        ]
+    if kind == "institutions":
+        latest = func.max(Paper.modified_at)
+        return [
+            SitemapEntry(institution_path(iid, name), _day(modified))
+            for iid, name, modified in session.execute(
+                select(Institution.id, Institution.name, latest)
+                .join(Affiliation, Affiliation.institution_id == Institution.id)
+                .join(Paper, Paper.id == Affiliation.paper_id)
+                .where(Institution.id.between(low, high))
+                .group_by(Institution.id, Institution.name)
+                .order_by(Institution.id)
+            )
+        ]
+    return []
+
+
+def category_exists(session: Session, category: str) -> bool:
+    return (
+        session.execute(
+            select(literal(True)).where(
+                or_(
+                    exists().where(PaperCategory.category == category),
+                    exists().where(Paper.primary_category == category),
+                )
+            )
+        ).scalar_one_or_none()
+        is not None
+    )
+
+
+def paper_summaries(session: Session, arxiv_ids: Sequence[str]) -> list[PaperSummary]:
+    """Summaries for given canonical ids, in the given order (unknown ids are left out)."""
+    if not arxiv_ids:
+        return []
+    found = {
+        p.arxiv_id: p
+        for p in _summaries(session, _summary_columns().where(Paper.arxiv_id.in_(list(arxiv_ids))))
+    }
+    return [found[a] for a in arxiv_ids if a in found]

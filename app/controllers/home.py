@@ -1,22 +1,30 @@
-"""The home page: the newest papers, paginated."""
+"""The home page: search box, newest papers, categories and where to browse next."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Any
 
-from litestar import get
-from litestar.params import Parameter
-from litestar.response import Template
+from litestar import Request, Response, get
 
+from app.asgi import PAGE_OPT
+from app.rendering import AppPages, View
 from app.services import DB, AppServices
-from catalog.queries import newest_papers
+from catalog.queries import catalogue_stats, newest_papers, top_categories
 
 
-@get("/", sync_to_thread=True, include_in_schema=False)
-def home(
-    db: DB,
-    services: AppServices,
-    page: Annotated[int, Parameter(ge=1, le=100_000, description="1-based page number")] = 1,
-) -> Template:
-    listing = newest_papers(db, page=page, size=services.settings.server.page_size)
-    return Template("home.html", context={"listing": listing})
+@get("/", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
+def home(request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices) -> Response[bytes]:
+    def build() -> View:
+        return View(
+            template="home",
+            title=pages.site.name,
+            description=pages.site.description,
+            path="/",
+            context={
+                "newest": newest_papers(db, page=1, size=services.settings.server.page_size),
+                "categories": top_categories(db, limit=30),
+                "stats": catalogue_stats(db),
+            },
+        )
+
+    return pages.respond(request, build)

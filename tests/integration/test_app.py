@@ -1,4 +1,4 @@
-"""The first app: the home page lists the newest papers, /healthz reports the catalogue."""
+"""The first app: the home page lists the newest papers, /papers pages them, /healthz reads the catalogue."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def client(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
         yield client
 
 
-def test_home_lists_newest_first_and_paginates(client: TestClient) -> None:
+def test_home_lists_newest_first(client: TestClient) -> None:
     first = client.get("/")
     assert first.status_code == 200
     assert first.headers["content-type"].startswith("text/html")
@@ -46,13 +46,17 @@ def test_home_lists_newest_first_and_paginates(client: TestClient) -> None:
     assert "29 papers" in body
     assert body.index("Paper &lt;b&gt;29&lt;/b&gt;") < body.index("Paper &lt;b&gt;28&lt;/b&gt;")
     assert "<b>29</b>" not in body  # titles are escaped
-    second = client.get("/?page=2")
+    assert 'href="/papers?page=2"' in body  # the full list continues on /papers
+
+
+def test_papers_list_paginates(client: TestClient) -> None:
+    second = client.get("/papers?page=2")
     assert "Paper &lt;b&gt;5&lt;/b&gt;" in second.text and "Paper &lt;b&gt;29&lt;/b&gt;" not in second.text
 
 
 def test_bad_page_is_a_client_error(client: TestClient) -> None:
-    assert client.get("/?page=0").status_code == 400
-    assert client.get("/?page=abc").status_code == 400
+    assert client.get("/papers?page=0").status_code == 400
+    assert client.get("/papers?page=abc").status_code == 400
 
 
 def test_healthz(client: TestClient) -> None:

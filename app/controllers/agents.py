@@ -1,0 +1,181 @@
+"""For agents and crawlers: ``/llms.txt``, ``/llms-full.txt``, the sitemap index and its children,
+and RSS 2.0 feeds of the newest papers (overall and per category)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+from xml.sax.saxutils import escape
+
+from feedgen.feed import FeedGenerator
+from litestar import Request, Response, get
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
+from markupsafe import Markup
+
+from app.controllers.pages import prose_view, served_routes
+from app.rendering import AppPages, Pages, Rendered, md_escape
+from app.services import DB, AppServices
+from catalog.queries import (
+    CATEGORY,
+    category_exists,
+    list_researchers,
+    newest_papers,
+    sitemap_chunks,
+    sitemap_entries,
+)
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+XML = "application/xml"
+TEXT = "text/plain"
+_CHILD = re.compile(r"(?P<kind>papers|researchers|institutions)-(?P<number>[1-9]\d{0,8})\.xml")
+STATIC_PAGES = (
+    "/",
+    "/papers",
+    "/researchers",
+    "/institutions",
+    "/about",
+    "/contact",
+    "/privacy",
+    "/developers",
+)
+
+
+def _llms_text(pages: Pages, request: Request[Any, Any, Any], db: DB) -> str:
+    newest = newest_papers(db, page=1, size=1).items
+    top = list_researchers(db, query=None, page=1, size=1).items
+    site = pages.site
+
+    def llms_link(name: str, path: str) -> Markup:
+        # llmstxt.org links are plain ``[name](url)``: no angle brackets around the URL.
+        return Markup(f"[{md_escape(name)}]({site.url(path)})")  # noqa: S704 - name escaped, url ours
+
+    return pages.markdown.get_template("llms.txt").render(
+        llms_link=llms_link,
+        example_paper=newest[0] if newest else None,
+        example_researcher=top[0] if top else None,
+        search="/search" in {route.path_format for route in request.app.routes},
+    )
+
+
+@get("/llms.txt", sync_to_thread=True, include_in_schema=False)
+def llms_txt(request: Request[Any, Any, Any], pages: AppPages, db: DB) -> Response[bytes]:
+    return pages.cached(request, lambda: Rendered(200, _llms_text(pages, request, db).encode(), TEXT))
+
+
+@get("/llms-full.txt", sync_to_thread=True, include_in_schema=False)
+def llms_full_txt(request: Request[Any, Any, Any], pages: AppPages, db: DB) -> Response[bytes]:
+    def build() -> Rendered:
+        guide = prose_view(pages, "developers", served_routes(request.app)).context["body"]
+        newest = newest_papers(db, page=1, size=100).items
+        lines = [
+            _llms_text(pages, request, db).rstrip(),
+            "",
+            str(guide).replace("# Developers", "## Developers guide", 1),
+        ]
+        lines += ["", "## Newest papers", ""]
+        lines += [
+            f"- [{md_escape(p.title)}]({pages.site.url(p.path)}): arXiv:{p.arxiv_id}"
+            + (f", {p.primary_category}" if p.primary_category else "")
+            + (f", {p.activity_on.isoformat()}" if p.activity_on else "")
+            for p in newest
+        ]
+        return Rendered(200, ("\n".join(lines) + "\n").encode(), TEXT)
+
+    return pages.cached(request, build)
+
+
+def _urlset(entries: list[tuple[str, dt.date | None]]) -> bytes:
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>', f'<urlset xmlns="{SITEMAP_NS}">']
+    for loc, lastmod in entries:
+        parts.append(
+            f"<url><loc>{escape(loc)}</loc>"
+            + (f"<lastmod>{lastmod.isoformat()}</lastmod>" if lastmod else "")
+            + "</url>"
+        )
+    parts.append("</urlset>")
+    return "\n".join(parts).encode()
+
+
+@get("/sitemap.xml", sync_to_thread=True, include_in_schema=False)
+def sitemap_index(
+    request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices
+) -> Response[bytes]:
+    def build() -> Rendered:
+        size = services.settings.pages.sitemap_urls_per_file
+        site = pages.site
+        parts = ['<?xml version="1.0" encoding="UTF-8"?>', f'<sitemapindex xmlns="{SITEMAP_NS}">']
+        parts.append(f"<sitemap><loc>{escape(site.url('/sitemaps/pages.xml'))}</loc></sitemap>")
+        for chunk in sitemap_chunks(db, size):
+            loc = escape(site.url(f"/sitemaps/{chunk.kind}-{chunk.number}.xml"))
+            lastmod = f"<lastmod>{chunk.lastmod.isoformat()}</lastmod>" if chunk.lastmod else ""
+            parts.append(f"<sitemap><loc>{loc}</loc>{lastmod}</sitemap>")
+        parts.append("</sitemapindex>")
+        return Rendered(200, "\n".join(parts).encode(), XML)
+
+    return pages.cached(request, build)
+
+
+@get("/sitemaps/{name:str}", sync_to_thread=True, include_in_schema=False)
+def sitemap(
+    request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices, name: FromPath[str]
+) -> Response[bytes]:
+    def build() -> Rendered:
+        site = pages.site
+        if name == "pages.xml":
+            return Rendered(200, _urlset([(site.url(p), None) for p in STATIC_PAGES]), XML)
+        match = _CHILD.fullmatch(name)
+        if match is None:
+            raise NotFoundException(detail="Sitemaps are /sitemaps/pages.xml and /sitemaps/<kind>-<n>.xml.")
+        size = services.settings.pages.sitemap_urls_per_file
+        entries = sitemap_entries(db, match["kind"], int(match["number"]), size)
+        if not entries:
+            raise NotFoundException(detail=f"There is no sitemap {name}; /sitemap.xml lists them all.")
+        return Rendered(200, _urlset([(site.url(e.path), e.lastmod) for e in entries]), XML)
+
+    return pages.cached(request, build)
+
+
+def _midnight(day: dt.date | None) -> dt.datetime | None:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) if day else None
+
+
+@get("/rss/{name:str}", sync_to_thread=True, include_in_schema=False)
+def rss(
+    request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices, name: FromPath[str]
+) -> Response[bytes]:
+    def build() -> Rendered:
+        if not name.endswith(".xml"):
+            raise NotFoundException(detail="Feeds are /rss/latest.xml and /rss/<category>.xml.")
+        stem = name.removesuffix(".xml")
+        category = None if stem == "latest" else stem
+        if category is not None and not (CATEGORY.fullmatch(category) and category_exists(db, category)):
+            raise NotFoundException(detail=f"No paper here is listed in {category!r}; try /rss/latest.xml.")
+        site = pages.site
+        listing = newest_papers(db, page=1, size=services.settings.pages.feed_items, category=category)
+        feed = FeedGenerator()
+        feed.title(f"{site.name}: newest papers" + (f" in {category}" if category else ""))
+        feed.link(href=site.url(f"/papers?category={category}" if category else "/papers"), rel="alternate")
+        feed.link(href=site.url(f"/rss/{name}"), rel="self")
+        listed = f" listed in {category}" if category else ""
+        feed.description(f"The newest arXiv papers{listed} in {site.name}. {site.tagline}")
+        feed.language("en")
+        feed.generator(site.name)
+        if listing.items and (latest := _midnight(listing.items[0].activity_on)):
+            feed.lastBuildDate(latest)
+        for paper in listing.items:
+            entry = feed.add_entry(order="append")
+            url = site.url(paper.path)
+            entry.title(paper.title)
+            entry.link(href=url)
+            entry.guid(url, permalink=True)
+            authors = ", ".join(a.name for a in paper.authors)
+            entry.description(f"{authors}. {paper.abstract}" if authors else paper.abstract or paper.title)
+            if published := _midnight(paper.activity_on):
+                entry.pubDate(published)
+            if paper.primary_category:
+                entry.category(term=paper.primary_category)
+        return Rendered(200, feed.rss_str(pretty=False), "application/rss+xml")
+
+    return pages.cached(request, build)

@@ -1,0 +1,147 @@
+"""The site's own pages: About, Contact, Privacy and Developers.
+
+Their prose is written once, as markdown templates in ``templates/content/``; the markdown answer
+is that text and the HTML page is the same text rendered by markdown-it (raw HTML disabled). The
+Developers page's route table comes from :data:`ROUTES`, filtered to the routes this app serves, and a
+docs test checks that every public route of the app is in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Litestar, Request, Response, get
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from app.asgi import PAGE_OPT
+from app.rendering import AppPages, Pages, View
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDoc:
+    path: str  # as in the app's route table, parameters without their types
+    description: str  # markdown, written here (trusted)
+
+
+ROUTES: tuple[RouteDoc, ...] = (
+    RouteDoc("/", "Home: search box, newest papers, categories."),
+    RouteDoc("/search", "Search papers (hybrid lexical and semantic); `q`, filters and sort."),
+    RouteDoc("/papers", "Newest papers; `?category=cs.LG` lists one category, `?page=2` pages."),
+    RouteDoc(
+        "/papers/{ident}",
+        "A paper: `/papers/<arxiv-id>-<title>`. The id alone works and redirects (301), e.g. "
+        "`/papers/2401.01234`; a version suffix (`2401.01234v2`) shows that version.",
+    ),
+    RouteDoc(
+        "/papers/{archive}/{number}",
+        "Old-style ids: `/papers/astro-ph/9901001`, `/papers/math.GT/0309136` (redirect to the canonical "
+        "page).",
+    ),
+    RouteDoc("/researchers", "Researchers, most papers first; `?q=` finds a name."),
+    RouteDoc(
+        "/researchers/{ident}",
+        "A researcher: `/researchers/<id>-<name>`. The id alone works and redirects; ids come from search "
+        "results and paper pages, not from names. `?category=cs.LG` filters their papers.",
+    ),
+    RouteDoc(
+        "/institutions", "Institutions, most affiliated papers first; `?q=` finds a name, alias or acronym."
+    ),
+    RouteDoc(
+        "/institutions/{ident}",
+        "An institution: `/institutions/<id>-<name>`. An id, a ROR id (`ror:00013q465` or bare) or a name "
+        "all resolve to the canonical page.",
+    ),
+    RouteDoc("/about", "What this is and where the data comes from."),
+    RouteDoc("/contact", "Who runs this installation."),
+    RouteDoc("/privacy", "What is stored about visitors."),
+    RouteDoc("/developers", "This page."),
+    RouteDoc("/llms.txt", "The guide for agents (llmstxt.org)."),
+    RouteDoc("/llms-full.txt", "The guide for agents with this page and the newest papers."),
+    RouteDoc("/sitemap.xml", "Sitemap index."),
+    RouteDoc(
+        "/sitemaps/{name}",
+        "Child sitemaps: `papers-1.xml`, `researchers-1.xml`, `institutions-1.xml`, `pages.xml`.",
+    ),
+    RouteDoc("/rss/{name}", "RSS 2.0: `latest.xml`, or `<category>.xml` such as `cs.LG.xml`."),
+    RouteDoc("/openapi.json", "OpenAPI 3.1 description of the JSON API."),
+    RouteDoc("/healthz", "Liveness and catalogue readiness (JSON)."),
+    RouteDoc("/api/papers", "JSON: newest papers; `category`, `page`, `size`."),
+    RouteDoc("/api/papers/{arxiv_id}", "JSON: one paper by arXiv id (new style, optional version)."),
+    RouteDoc(
+        "/api/papers/{archive}/{number}",
+        "JSON: one paper by old-style id, e.g. `/api/papers/hep-th/9901001`.",
+    ),
+    RouteDoc("/api/researchers", "JSON: researchers, most papers first; `q`, `page`, `size`."),
+    RouteDoc(
+        "/api/researchers/{researcher_id}",
+        "JSON: one researcher with positions, fields, same-name and co-authors.",
+    ),
+    RouteDoc(
+        "/api/researchers/{researcher_id}/papers", "JSON: a researcher's papers, newest first; `category`."
+    ),
+    RouteDoc("/api/institutions", "JSON: institutions, most affiliated papers first; `q`, `page`, `size`."),
+    RouteDoc("/api/institutions/{ident}", "JSON: one institution by id, `ror:<id>`, bare ROR id or name."),
+    RouteDoc("/api/institutions/{ident}/papers", "JSON: an institution's affiliated papers, newest first."),
+    RouteDoc("/api/search", "JSON: search papers; `q` and filters."),
+    RouteDoc("/api/ingest/status", "JSON: indexing progress (abstracts embedded; PDFs queued, running, done, failed)."),
+    RouteDoc("/api/ingest/status/{arxiv_id}", "JSON: one paper's full-text status, with the reason when it failed."),
+    RouteDoc("/api/ingest/status/{archive}/{number}", "JSON: the same by old-style id."),
+)
+
+
+def served_routes(app: Litestar) -> list[RouteDoc]:
+    """:data:`ROUTES` that ``app`` actually serves (a route another module adds appears once it lands)."""
+    paths = {route.path_format for route in app.routes}
+    return [r for r in ROUTES if r.path in paths]
+
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+_PAGES = {
+    "about": ("About", "What wovepaper is and where its data comes from."),
+    "contact": ("Contact", "Who runs this installation and where corrections belong."),
+    "privacy": ("Privacy", "What is stored about visitors: no cookies for browsing, no trackers."),
+    "developers": (
+        "Developers",
+        "URL patterns, the JSON API, llms.txt, markdown negotiation, sitemap and RSS.",
+    ),
+}
+
+
+def prose_view(pages: Pages, name: str, routes: list[RouteDoc]) -> View:
+    title, description = _PAGES[name]
+    text = pages.markdown.get_template(f"content/{name}.md").render(routes=routes)
+    return View(
+        template="prose",
+        title=title,
+        description=description,
+        path=f"/{name}",
+        context={"body": Markup(text), "body_html": Markup(_MARKDOWN.render(text))},  # noqa: S704 - html disabled
+        crumbs=[(title, f"/{name}")],
+    )
+
+
+def _prose(request: Request[Any, Any, Any], pages: Pages, name: str) -> Response[bytes]:
+    return pages.respond(request, lambda: prose_view(pages, name, served_routes(request.app)))
+
+
+@get("/about", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
+def about(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
+    return _prose(request, pages, "about")
+
+
+@get("/contact", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
+def contact(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
+    return _prose(request, pages, "contact")
+
+
+@get("/privacy", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
+def privacy(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
+    return _prose(request, pages, "privacy")
+
+
+@get("/developers", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
+def developers(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
+    return _prose(request, pages, "developers")

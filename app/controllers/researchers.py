@@ -1,0 +1,117 @@
+"""Researcher pages: the list ``/researchers`` (search by name) and ``/researchers/<id>-<name>``.
+
+Researcher ids are numbers issued by the catalogue (they come from paper pages and search results,
+never from names); the id alone or a stale name redirects to the canonical address, keeping the
+``category`` filter and page.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from litestar import Request, Response, get
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath, Parameter
+
+from app.asgi import PAGE_OPT
+from app.controllers.papers import Category, PageNumber, checked_category
+from app.graphics import network_picture
+from app.rendering import AppPages, Redirect, View, query_string
+from app.services import DB, AppServices
+from app.structured_data import person
+from catalog.queries import coauthor_network, list_researchers, researcher_papers, researcher_profile
+
+_IDENT = re.compile(r"(?P<id>\d{1,18})(?:-(?P<slug>.*))?")
+NameQuery = Annotated[str | None, Parameter(max_length=200, description="Part of a name, e.g. yang")]
+
+
+@get("/researchers/{ident:str}", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
+def researcher(
+    request: Request[Any, Any, Any],
+    pages: AppPages,
+    db: DB,
+    services: AppServices,
+    ident: FromPath[str],
+    category: Category = None,
+    page: PageNumber = 1,
+) -> Response[bytes]:
+    requested = request.scope["path"]
+    checked_category(category)
+
+    def build() -> View | Redirect:
+        match = _IDENT.fullmatch(ident)
+        if match is None:
+            raise NotFoundException(
+                detail="Researcher addresses look like /researchers/<id>-<name>, with a numeric id; "
+                "ids come from paper pages and search results, not from names."
+            )
+        profile = researcher_profile(db, int(match["id"]))
+        if profile is None:
+            raise NotFoundException(detail=f"There is no researcher with id {match['id']}.")
+        query = query_string(category=category, page=page)
+        if requested != profile.path:
+            return Redirect(profile.path + query)
+        size = services.settings.server.page_size
+        listing = researcher_papers(db, profile.id, page=page, size=size, category=category)
+        if page > listing.pages:
+            raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
+        network = coauthor_network(db, profile.id)
+        summary = (
+            f"{profile.name}: {profile.papers:,} paper{'s' if profile.papers != 1 else ''} in this archive"
+        )
+        if profile.h_index is not None:
+            summary += f" · h-index {profile.h_index}"
+        return View(
+            template="researcher",
+            title=profile.name
+            + (f" — {category}" if category else "")
+            + (f" — page {page}" if page > 1 else ""),
+            description=summary + ".",
+            # Filtered views point at the researcher's main page; later pages are their own.
+            path=profile.path + ("" if category else query_string(page=page)),
+            context={
+                "profile": profile,
+                "listing": listing,
+                "category": category,
+                "network": network,
+                "picture": network_picture(network) if network else None,
+                "page_query": lambda n: query_string(category=category, page=n),
+            },
+            crumbs=[("Researchers", "/researchers"), (profile.name, profile.path)],
+            json_ld=[person(pages.site, profile)],
+            og_type="profile",
+            indexable=category is None,
+        )
+
+    return pages.respond(request, build)
+
+
+@get("/researchers", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
+def researchers(
+    request: Request[Any, Any, Any],
+    pages: AppPages,
+    db: DB,
+    services: AppServices,
+    q: NameQuery = None,
+    page: PageNumber = 1,
+) -> Response[bytes]:
+    def build() -> View:
+        query = (q or "").strip() or None
+        listing = list_researchers(db, query=query, page=page, size=services.settings.server.page_size)
+        if page > listing.pages:
+            raise NotFoundException(detail=f"There is no page {page}; the list has {listing.pages}.")
+        title = f"Researchers matching “{query}”" if query else "Researchers"
+        return View(
+            template="researchers",
+            title=title + (f" — page {page}" if page > 1 else ""),
+            description=f"{listing.total:,} researchers with papers in this archive"
+            + (f" matching “{query}”" if query else "")
+            + ", most papers first.",
+            path="/researchers" + query_string(q=query, page=page),
+            context={"listing": listing, "q": query, "page_query": lambda n: query_string(q=query, page=n)},
+            crumbs=[("Researchers", "/researchers")],
+            indexable=query is None,
+        )
+
+    return pages.respond(request, build)

@@ -1,0 +1,110 @@
+"""Errors translated in one place: JSON for ``/api`` (and clients that prefer JSON), markdown for
+agents that asked for it, an HTML page for browsers.
+
+Handlers raise Litestar's HTTP exceptions with a ``detail`` written for the reader (what was wrong
+and what to try); anything else is logged with its traceback and shown as a generic 500, and an
+unreachable catalogue is a 503. The 404 page says where to look next and that new papers may simply
+not be harvested yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR, HTTP_503_SERVICE_UNAVAILABLE
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.negotiation import accept_qualities
+from app.rendering import Pages, View, request_format
+
+log = logging.getLogger(__name__)
+
+TITLES = {
+    400: "That address isn’t valid",
+    404: "This page isn’t here",
+    405: "That method isn’t allowed here",
+    503: "The catalogue is unavailable",
+}
+HARVEST_NOTE = (
+    "The link may be mistyped, or the paper may not be in the corpus yet. New papers are harvested "
+    "continuously, so the newest submissions can take a moment to appear."
+)
+
+
+class PaperNotHarvested(HTTPException):
+    """A well-formed arXiv id that is not in the catalogue (yet)."""
+
+    status_code = 404
+
+
+def _status_and_detail(exc: Exception) -> tuple[int, str, list[Any] | None, dict[str, str]]:
+    if isinstance(exc, HTTPException):
+        extra = exc.extra if isinstance(exc.extra, list) else None
+        return exc.status_code, exc.detail, extra, dict(exc.headers or {})
+    if isinstance(exc, SQLAlchemyError):
+        log.exception("catalogue error")
+        return (
+            HTTP_503_SERVICE_UNAVAILABLE,
+            "The catalogue cannot be reached right now; try again shortly.",
+            None,
+            {},
+        )
+    log.exception("unhandled error", exc_info=exc)
+    return HTTP_500_INTERNAL_SERVER_ERROR, "Internal Server Error", None, {}
+
+
+def _wants_json(request: Request[Any, Any, Any]) -> bool:
+    if request.url.path.startswith("/api/") or request.url.path == "/api":
+        return True
+    qualities = accept_qualities(request.headers.get("accept", ""))
+    return qualities.get("application/json", 0.0) > max(
+        qualities.get("text/html", 0.0), qualities.get("text/markdown", 0.0)
+    )
+
+
+def _validation_messages(extra: list[Any] | None) -> list[str]:
+    messages = []
+    for item in extra or []:
+        if isinstance(item, dict):
+            key, message = item.get("key"), item.get("message")
+            messages.append(f"{key}: {message}" if key else str(message))
+    return messages
+
+
+def exception_to_response(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    status, detail, extra, headers = _status_and_detail(exc)
+    if _wants_json(request):
+        body: dict[str, Any] = {"status_code": status, "detail": detail}
+        if extra:
+            body["extra"] = extra
+        return Response(content=body, status_code=status, media_type=MediaType.JSON, headers=headers)
+    pages: Pages | None = getattr(request.app.state, "pages", None)
+    if pages is None:  # only before the app is fully built; never for a served request
+        return Response(
+            content={"status_code": status, "detail": detail}, status_code=status, headers=headers
+        )
+    fmt, _suffix = request_format(request)
+    messages = _validation_messages(extra) if isinstance(exc, ValidationException) else []
+    view = View(
+        template="error",
+        title=TITLES.get(status, "Something went wrong" if status >= 500 else "That didn’t work"),
+        description=detail,
+        path=request.url.path,
+        context={
+            "status": status,
+            "detail": detail,
+            "messages": messages,
+            "harvest_note": status == 404,
+            "not_harvested": isinstance(exc, PaperNotHarvested),
+        },
+        indexable=False,
+        status=status,
+        cacheable=False,
+    )
+    rendered = pages.render(view, fmt)
+    response = rendered.response()
+    response.headers.update(headers)
+    return response

@@ -1,0 +1,347 @@
+"""One source of truth per page, two representations: HTML and markdown.
+
+A handler builds a :class:`View` (the page's data plus its title, canonical path, breadcrumbs and
+JSON-LD) or a :class:`Redirect`, and hands the builder to :meth:`Pages.respond`. The same view is
+rendered by ``<template>.html`` (autoescaped HTML) or ``<template>.md`` (markdown, where every
+printed value is markdown-escaped unless it was built as :class:`markupsafe.Markup`), depending on
+the request (see :mod:`app.negotiation`). Rendered pages are kept in a small in-process LRU cache for
+a few seconds, so a burst of requests for the same page costs one set of queries.
+
+Reuse for a new page (e.g. ``/search``): write ``search.html`` extending ``base.html`` and
+``search.md`` extending ``base.md``, declare the route with ``opt={PAGE_OPT: True}``, and return
+``pages.respond(request, lambda: View(...))`` from the handler.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from litestar import Request, Response
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from markupsafe import Markup, escape
+
+from app.negotiation import MD_SUFFIX_FLAG, Format, choose
+from app.site import Site
+from app.structured_data import JsonLd, graph
+
+MARKDOWN_MEDIA_TYPE = "text/markdown"
+_BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
+HTML_MEDIA_TYPE = "text/html"
+
+# -- views -------------------------------------------------------------------------------------
+
+
+@dataclass
+class View:
+    """Everything one page shows. ``path`` is the canonical path (query included when it matters)."""
+
+    template: str  # "paper" → paper.html and paper.md
+    title: str
+    description: str
+    path: str
+    context: dict[str, Any] = field(default_factory=dict)
+    crumbs: Sequence[tuple[str, str]] = ()  # (name, path) after "wovepaper" → "/"
+    json_ld: Sequence[JsonLd] = ()
+    og_type: str = "website"
+    indexable: bool = True
+    status: int = 200
+    cacheable: bool = True
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A permanent move to the canonical address (``path`` may carry a query)."""
+
+    path: str
+    status: int = 301
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    status: int
+    body: bytes
+    media_type: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def response(self) -> Response[bytes]:
+        return Response(
+            content=self.body, status_code=self.status, media_type=self.media_type, headers=dict(self.headers)
+        )
+
+
+def markdown_path(path: str) -> str:
+    """The ``.md`` address of a page path: ``/a?b`` → ``/a.md?b``; ``/`` → ``/index.md``."""
+    base, sep, query = path.partition("?")
+    base = "/index" if base in ("", "/") else base.rstrip("/")
+    return f"{base}.md{sep}{query}"
+
+
+# -- markdown escaping -------------------------------------------------------------------------
+
+# Characters that start inline markdown or raw HTML anywhere on a line; ``_`` only at word edges
+# (an intraword underscore never makes emphasis, and LaTeX like ``x_i`` stays readable).
+_INLINE = re.compile(r"([\\`*\[\]<>|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# Block syntax only matters at the start of a line: headings, quotes, list items, rules and setext
+# underlines. Values may be printed at a line start, so a value that begins like one is escaped.
+_BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+](?=\s|$)|\d{1,9}[.)](?=\s|$)|[=-]+\s*$)")
+
+
+def md_escape(value: object) -> str:
+    """Text → markdown that renders as exactly that text (one line; no links, HTML or emphasis)."""
+    text = " ".join(str(value).split())
+    text = _INLINE.sub(lambda m: "\\" + m.group(0), text)
+    return _BLOCK_START.sub(_escape_block_marker, text)
+
+
+def _escape_block_marker(match: re.Match[str]) -> str:
+    marker = match.group(2)
+    if marker[0].isdigit():  # "1." → "1\." (a backslash before a digit is not an escape)
+        return match.group(1) + marker[:-1] + "\\" + marker[-1]
+    return match.group(1) + "\\" + marker
+
+
+def md_code(value: object) -> Markup:
+    """A code span holding ``value`` verbatim (fenced by more backticks than it contains)."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Markup(f"{fence}{pad}{text}{pad}{fence}")  # noqa: S704 - a code span shows text literally
+
+
+def _md_finalize(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, Markup):
+        return str(value)
+    return md_escape(value)
+
+
+def http_url(value: object) -> str | None:
+    """``value`` when it is an http(s) URL, else None: no ``javascript:`` or ``data:`` links."""
+    if isinstance(value, str) and value.lower().startswith(("https://", "http://")) and " " not in value:
+        return value
+    return None
+
+
+def _md_url(url: str) -> str:
+    # Inside ``<…>`` a destination may hold anything but ``<``, ``>`` and line breaks.
+    return quote(url, safe=":/?#[]@!$&'()*+,;=%-._~")
+
+
+# -- environments ------------------------------------------------------------------------------
+
+
+def _number(value: int | None) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+def _day(value: dt.date | dt.datetime | None) -> str:
+    if value is None:
+        return ""
+    return f"{value.day} {value:%b %Y}"
+
+
+def _plural(count: int, singular: str, plural: str | None = None) -> str:
+    return f"{count:,} {singular if count == 1 else (plural or singular + 's')}"
+
+
+def environments(directory: Path, site: Site) -> tuple[Environment, Environment]:
+    """The HTML environment (autoescaped) and the markdown one (escaped by ``finalize``)."""
+    common: dict[str, Any] = {
+        "loader": FileSystemLoader(directory),
+        "undefined": StrictUndefined,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+    }
+    html = Environment(autoescape=select_autoescape(["html", "xml", "svg"]), **common)
+    # Markdown is escaped by ``finalize`` (every printed value), not by HTML autoescaping.
+    markdown = Environment(autoescape=False, finalize=_md_finalize, keep_trailing_newline=True, **common)  # noqa: S701
+    for env in (html, markdown):
+        env.globals.update(site=site, markdown_path=markdown_path, http_url=http_url)
+        env.filters.update(number=_number, day=_day, plural=_plural)
+
+    def md_link(text: object, target: str) -> Markup:
+        url = site.url(target) if target.startswith("/") else target
+        return Markup(f"[{md_escape(text)}](<{_md_url(url)}>)")  # noqa: S704 - text escaped above
+
+    def md_url(target: str) -> Markup:
+        url = site.url(target) if target.startswith("/") else target
+        return Markup(f"<{_md_url(url)}>")  # noqa: S704 - percent-encoded above
+
+    # ``nl`` ends a line whose last tag is a block tag (``trim_blocks`` would swallow a literal newline).
+    markdown.globals.update(link=md_link, url=md_url, code=md_code, nl=Markup("\n"))
+    return html, markdown
+
+
+# -- tokens ------------------------------------------------------------------------------------
+
+
+@cache
+def _encoding() -> Any:
+    """tiktoken's cl100k_base, read from llama-index-core's bundled copy (no download offline)."""
+    spec = find_spec("llama_index.core")
+    if spec and spec.submodule_search_locations:
+        bundled = Path(next(iter(spec.submodule_search_locations))) / "_static" / "tiktoken_cache"
+        if bundled.is_dir():
+            os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))
+    import tiktoken  # imported on first use: loading the encoding takes a moment
+
+    return tiktoken.get_encoding("cl100k_base")
+
+
+def count_tokens(text: str) -> int | None:
+    """Tokens in ``text`` (cl100k_base), or None when the tokenizer cannot be loaded here."""
+    try:
+        return len(_encoding().encode(text, disallowed_special=()))
+    except (OSError, ValueError, ImportError):
+        return None
+
+
+# -- the cache ---------------------------------------------------------------------------------
+
+
+class PageCache:
+    """A thread-safe LRU of rendered pages that expire ``ttl`` seconds after rendering."""
+
+    def __init__(self, ttl: float, entries: int) -> None:
+        self.ttl = ttl
+        self.entries = entries
+        self._items: OrderedDict[Hashable, tuple[float, Rendered]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.ttl > 0 and self.entries > 0
+
+    def get(self, key: Hashable) -> Rendered | None:
+        if not self.enabled:
+            return None
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return None
+            expires, rendered = found
+            if expires < time.monotonic():
+                del self._items[key]
+                return None
+            self._items.move_to_end(key)
+            return rendered
+
+    def put(self, key: Hashable, rendered: Rendered) -> None:
+        if not self.enabled:
+            return
+        with self._lock:
+            self._items[key] = (time.monotonic() + self.ttl, rendered)
+            self._items.move_to_end(key)
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+# -- pages -------------------------------------------------------------------------------------
+
+
+def request_format(request: Request[Any, Any, Any]) -> tuple[Format, bool]:
+    """The representation the request asks for, and whether it used the ``.md`` suffix."""
+    suffix = bool(request.scope.get("state", {}).get(MD_SUFFIX_FLAG))
+    return choose(request.method, request.headers.get("accept"), suffix), suffix
+
+
+class Pages:
+    """Renders views in either format, answers redirects, and caches both."""
+
+    def __init__(self, site: Site, html: Environment, markdown: Environment, cache: PageCache) -> None:
+        self.site = site
+        self.html = html
+        self.markdown = markdown
+        self.cache = cache
+
+    def respond(
+        self, request: Request[Any, Any, Any], build: Callable[[], View | Redirect]
+    ) -> Response[bytes]:
+        """The page for ``request``: from the cache, or built by ``build`` (which may raise the
+        HTTP errors :mod:`app.errors` translates)."""
+        fmt, suffix = request_format(request)
+        key = (fmt, suffix, request.scope["path"], request.scope.get("query_string", b""))
+        if (hit := self.cache.get(key)) is not None:
+            return hit.response()
+        outcome = build()
+        if isinstance(outcome, Redirect):
+            rendered = self.redirect(outcome, fmt, suffix)
+        else:
+            rendered = self.render(outcome, fmt)
+        if rendered.status < 400 and (isinstance(outcome, Redirect) or outcome.cacheable):
+            self.cache.put(key, rendered)
+        return rendered.response()
+
+    def cached(self, request: Request[Any, Any, Any], build: Callable[[], Rendered]) -> Response[bytes]:
+        """A non-page document (feed, sitemap, llms.txt) from the cache, or built by ``build``."""
+        key = ("document", request.scope["path"], request.scope.get("query_string", b""))
+        if (hit := self.cache.get(key)) is None:
+            hit = build()
+            if hit.status < 400:
+                self.cache.put(key, hit)
+        return hit.response()
+
+    def redirect(self, redirect: Redirect, fmt: Format, suffix: bool) -> Rendered:
+        target = markdown_path(redirect.path) if suffix else redirect.path
+        if fmt == "markdown":
+            body, media_type = f"Moved permanently to <{self.site.url(target)}>.\n", MARKDOWN_MEDIA_TYPE
+        else:
+            href = escape(target)
+            body, media_type = (
+                f'<!doctype html><title>Moved</title><a href="{href}">{href}</a>\n',
+                HTML_MEDIA_TYPE,
+            )
+        return Rendered(redirect.status, body.encode(), media_type, (("location", target),))
+
+    def render(self, view: View, fmt: Format) -> Rendered:
+        context = {
+            **view.context,
+            "view": view,
+            "canonical_url": self.site.url(view.path),
+            "markdown_url": markdown_path(view.path),
+            "json_ld": graph(self.site, [("wovepaper", "/"), *view.crumbs], view.json_ld),
+        }
+        if fmt == "markdown":
+            text = self.markdown.get_template(f"{view.template}.md").render(context)
+            text = _BLANK_RUNS.sub("\n\n", text).strip() + "\n"  # templates may leave extra blank lines
+            headers: tuple[tuple[str, str], ...] = ()
+            if (tokens := count_tokens(text)) is not None:
+                headers = (("x-markdown-tokens", str(tokens)),)
+            return Rendered(view.status, text.encode(), MARKDOWN_MEDIA_TYPE, headers)
+        text = self.html.get_template(f"{view.template}.html").render(context)
+        link = f'<{context["markdown_url"]}>; rel="alternate"; type="text/markdown"'
+        return Rendered(view.status, text.encode(), HTML_MEDIA_TYPE, (("link", link),))
+
+
+def provide_pages(state: State) -> Pages:
+    pages: Pages = state.pages
+    return pages
+
+
+# What handlers declare: ``pages: AppPages``.
+AppPages = NamedDependency[Pages]
+
+
+def query_string(**params: object) -> str:
+    """``?q=x&page=2`` from the parameters that differ from their defaults (None, "", page 1)."""
+    kept = {k: v for k, v in params.items() if v is not None and v != "" and not (k == "page" and v == 1)}
+    return f"?{urlencode(kept)}" if kept else ""

@@ -1,0 +1,370 @@
+"""A small real catalogue for the browse, agents and API tests, built once per module and backend.
+
+Contents, all from ``../shared/data``: the 249 Kaggle-snapshot records, the 35 PDF papers' metadata
+(with printed affiliations), the first 300 demo listings, two old-style papers parsed from the
+recorded arXiv API answers, ROR records for the institutions those affiliations name (linked the
+way enrichment links them), and one enriched researcher (numbers from a real OpenAlex author).
+Plus what real data lacks here: a paper whose title and author are hostile HTML/markdown, and two
+different people sharing one name (different fields, no shared co-author).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from litestar.testing import TestClient
+from sqlalchemy import Engine, create_engine, select, text, update
+from sqlalchemy.orm import Session
+
+from app.main import create_app
+from catalog.db import make_engine, migrate
+from catalog.models import Affiliation, Institution, InstitutionName, Researcher, ResearcherInstitution
+from catalog.names import fold
+from ingest.importer import Importer
+from ingest.sources import kaggle, listings
+from settings import Settings
+from tests.conftest import POSTGRES_ADMIN_URL
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+HOSTILE_TITLE = '<script>alert("title")</script> Robust *bold* [click](javascript:alert(1)) & <b>more</b>'
+HOSTILE_AUTHOR = "Eve <img src=x onerror=alert(1)> Mallory"
+HOSTILE_ID = "2401.00001"
+NAMESAKE = "Quentin Zyxwvut"
+INSTITUTIONS = (
+    "University of Toronto",
+    "University of Amsterdam",
+    "Stanford University",
+    "University of Washington",
+    "New York University",
+    "Tsinghua University",
+    "Peking University",
+    "Yale University",
+)
+ENRICHED = "Diederik P. Kingma"
+PROLIFIC = "Paz Escritora"
+COLLABORATOR = "Rosa Colaboradora"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the tests can rely on in the catalogue (ids are assigned at import)."""
+
+    enriched_researcher: int  # Kingma: h-index, citations, works total, ORCID, OpenAlex id
+    plain_researcher: int  # Jimmy Lei Ba: no enrichment
+    namesakes: tuple[int, int]
+    hostile_researcher: int
+    prolific_researcher: int
+    collaborator: int
+    toronto: int  # institution id
+    toronto_ror: str
+    h_index: int
+    citations: int
+    works: int
+    orcid: str
+
+
+def _listing(value: dict[str, object]) -> str:
+    return json.dumps(value) + "\n"
+
+
+def _old_style_listings(shared: Path) -> list[str]:
+    """Listing-format records for the old-style papers in the recorded arXiv API answers."""
+    rows = []
+    for name in (
+        "id_astro-ph_0601001_s0_m100_3150dca9dc76.json",
+        "id_quant-ph_0201082v1_s0_m100_86989fe779ef.json",
+    ):
+        body = json.loads((shared / "arxiv" / "api-fixtures" / name).read_text())["body"]
+        entry = ET.fromstring(body).find(f"{ATOM}entry")
+        assert entry is not None
+        arxiv_id = entry.findtext(f"{ATOM}id", "").split("/abs/", 1)[1].rsplit("v", 1)[0]
+        rows.append(
+            _listing(
+                {
+                    "id": arxiv_id,
+                    "title": entry.findtext(f"{ATOM}title", ""),
+                    "summary": entry.findtext(f"{ATOM}summary", ""),
+                    "authors": [a.findtext(f"{ATOM}name", "") for a in entry.findall(f"{ATOM}author")],
+                    "categories": [c.get("term", "") for c in entry.findall(f"{ATOM}category")],
+                    "_listing_file": entry.findtext(f"{ATOM}published", "")[:10],
+                }
+            )
+        )
+    return rows
+
+
+def _extra_listings() -> list[str]:
+    return [
+        _listing(
+            {
+                "id": HOSTILE_ID,
+                "title": HOSTILE_TITLE,
+                "summary": "An abstract with <iframe src=//evil.example></iframe> and ![x](https://evil.example/x.png).",
+                "authors": [HOSTILE_AUTHOR, "Trudy O'Neil"],
+                "categories": ["cs.CR"],
+                "_listing_file": "2024-01-02",
+            }
+        ),
+        # Two people named alike: different broad fields, no shared co-author → two researchers.
+        _listing(
+            {
+                "id": "2401.00002",
+                "title": "Sparse attention for long documents",
+                "summary": "A study of sparse attention.",
+                "authors": [NAMESAKE, "Alma Castellanos"],
+                "categories": ["cs.CL"],
+                "_listing_file": "2024-01-03",
+            }
+        ),
+        _listing(
+            {
+                "id": "2401.00003",
+                "title": "Gene regulatory networks in yeast",
+                "summary": "A study of yeast genes.",
+                "authors": [NAMESAKE, "Bertil Oskarsson"],
+                "categories": ["q-bio.GN"],
+                "_listing_file": "2024-01-04",
+            }
+        ),
+        _listing(
+            {
+                "id": "2401.00004",
+                "title": "Sparse attention, revisited",
+                "summary": "More sparse attention.",
+                "authors": ["Alma Castellanos", NAMESAKE],
+                "categories": ["cs.CL", "cs.LG"],
+                "_listing_file": "2024-01-05",
+            }
+        ),
+        # A paper with an author string that names no person: its author positions are unknown.
+        _listing(
+            {
+                "id": "2401.00005",
+                "title": "Detector calibration with the full collaboration",
+                "summary": "Calibration.",
+                "authors": [COLLABORATOR, "The HALO Collaboration"],
+                "categories": ["hep-ex"],
+                "_listing_file": "2024-01-06",
+            }
+        ),
+        _listing(
+            {
+                "id": "2401.00006",
+                "title": "Detector calibration, a short note",
+                "summary": "Calibration again.",
+                "authors": ["Uma Hauptautorin", COLLABORATOR],
+                "categories": ["hep-ex"],
+                "_listing_file": "2024-01-07",
+            }
+        ),
+    ] + [
+        # One prolific author (26 papers, newest with the highest number) for pagination and filters.
+        _listing(
+            {
+                "id": f"2402.{n:05d}",
+                "title": f"Notes on sparse transformers, part {n}",
+                "summary": f"Part {n} of a series.",
+                "authors": [PROLIFIC, ["Ines Ortega", "Jonas Berg", "Kai Lindqvist"][n % 3]],
+                "categories": ["cs.LG"] if n % 2 else ["stat.ML", "cs.LG"],
+                "_listing_file": f"2024-02-{n:02d}",
+            }
+        )
+        for n in range(1, 27)
+    ]
+
+
+def _load_institutions(engine: Engine, shared: Path) -> None:
+    """The ROR records of :data:`INSTITUTIONS`, with their name keys, and affiliations linked to
+    them where the printed affiliation contains the institution's name (a stand-in for enrichment)."""
+    wanted = set(INSTITUTIONS)
+    path = shared / "enrichment" / "ror" / "ror_v2_records_from_ror-records_releases.jsonl"
+    with Session(engine) as session, session.begin():
+        for line in path.open():
+            record = json.loads(line)
+            display = next(n["value"] for n in record["names"] if "ror_display" in n["types"])
+            if display not in wanted:
+                continue
+            wanted.discard(display)
+            location = (record.get("locations") or [{}])[0].get("geonames_details", {})
+            institution = Institution(
+                ror_id=record["id"].rsplit("/", 1)[1],
+                name=display,
+                aliases=[n["value"] for n in record["names"] if "alias" in n["types"]],
+                acronyms=[n["value"] for n in record["names"] if "acronym" in n["types"]],
+                types=record.get("types", []),
+                country_code=location.get("country_code"),
+                country_name=location.get("country_name"),
+                city=location.get("name"),
+                website=next(
+                    (link["value"] for link in record.get("links", []) if link["type"] == "website"), None
+                ),
+                links={link["type"]: link["value"] for link in record.get("links", [])},
+                status=record.get("status"),
+                established=record.get("established"),
+            )
+            session.add(institution)
+            session.flush()
+            keys: dict[str, str] = {}
+            for n in record["names"]:
+                kind = "name" if "ror_display" in n["types"] else n["types"][0]
+                keys.setdefault(fold(n["value"]), kind)
+            session.add_all(
+                InstitutionName(institution_id=institution.id, name_key=k, kind=kind)
+                for k, kind in keys.items()
+            )
+            session.execute(
+                update(Affiliation)
+                .where(Affiliation.raw.contains(display))
+                .values(institution_id=institution.id)
+            )
+    assert not wanted, f"ROR records not found: {wanted}"
+
+
+def _enrich(engine: Engine, shared: Path) -> tuple[int, int, int, str]:
+    author = json.loads((shared / "enrichment" / "openalex" / "A5023888391.json").read_text())
+    h, cited, works = author["summary_stats"]["h_index"], author["cited_by_count"], author["works_count"]
+    orcid = author["orcid"].rsplit("/", 1)[1]
+    with Session(engine) as session, session.begin():
+        session.execute(
+            update(Researcher)
+            .where(Researcher.display_name == ENRICHED)
+            .values(
+                h_index=h,
+                citation_count=cited,
+                works_count=works,
+                orcid=orcid,
+                openalex_id=author["id"].rsplit("/", 1)[1],
+                metrics_source="openalex",
+            )
+        )
+        kingma = session.execute(
+            select(Researcher.id).where(Researcher.display_name == ENRICHED)
+        ).scalar_one()
+        amsterdam = session.execute(
+            select(Institution.id).where(Institution.name == "University of Amsterdam")
+        ).scalar_one()
+        session.add(ResearcherInstitution(researcher_id=kingma, institution_id=amsterdam, source="openalex"))
+    return h, cited, works, orcid
+
+
+def build(engine: Engine, shared: Path, work: Path) -> Facts:
+    Importer(engine, source="kaggle").run(kaggle.read(shared / "arxiv" / "kaggle-snapshot-249.jsonl"))
+    Importer(engine, source="kaggle").run(kaggle.read(shared / "pdfs" / "papers.jsonl"))
+    sample = work / "listings-sample.jsonl"
+    with gzip.open(shared / "arxiv" / "listings-20k.jsonl.gz", "rt") as handle:
+        lines = list(islice(handle, 300))
+    sample.write_text("".join(lines) + "".join(_old_style_listings(shared)) + "".join(_extra_listings()))
+    summary = Importer(engine, source="listings").run(listings.read(sample))
+    assert summary.failed == 0, summary.errors
+    _load_institutions(engine, shared)
+    h, cited, works, orcid = _enrich(engine, shared)
+    with Session(engine) as session:
+
+        def rid(name: str) -> int:
+            return session.execute(select(Researcher.id).where(Researcher.display_name == name)).scalar_one()
+
+        namesakes = tuple(
+            session.execute(
+                select(Researcher.id).where(Researcher.display_name == NAMESAKE).order_by(Researcher.id)
+            ).scalars()
+        )
+        assert len(namesakes) == 2, namesakes
+        toronto = session.execute(
+            select(Institution.id, Institution.ror_id).where(Institution.name == "University of Toronto")
+        ).one()
+        return Facts(
+            enriched_researcher=rid(ENRICHED),
+            plain_researcher=rid("Jimmy Lei Ba"),
+            namesakes=(namesakes[0], namesakes[1]),
+            hostile_researcher=rid(HOSTILE_AUTHOR),
+            prolific_researcher=rid(PROLIFIC),
+            collaborator=rid(COLLABORATOR),
+            toronto=toronto.id,
+            toronto_ror=toronto.ror_id,
+            h_index=h,
+            citations=cited,
+            works=works,
+            orcid=orcid,
+        )
+
+
+@contextmanager
+def catalogue_url(backend: str, work: Path) -> Iterator[str]:
+    """An empty, migrated catalogue on ``backend`` for the duration of the block."""
+    if backend == "sqlite":
+        yield f"sqlite:///{work / 'catalogue.sqlite3'}"
+        return
+    name = f"wovepaper_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@dataclass
+class Browse:
+    client: TestClient[Any]
+    facts: Facts
+    settings: Settings
+    backend: str
+
+
+def settings_for(url: str, env: dict[str, str]) -> Settings:
+    """Settings read from ``env`` now (every section evaluated), unaffected by later env changes."""
+    saved = {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith("WOVEPAPER_") and not k.startswith("WOVEPAPER_TEST")
+    }
+    for key in saved:
+        del os.environ[key]
+    os.environ.update({"WOVEPAPER_DATABASE_URL": url, "WOVEPAPER_ENVIRONMENT": "test", **env})
+    try:
+        settings = Settings()
+        for name, member in vars(Settings).items():
+            if isinstance(member, cached_property):
+                getattr(settings, name)  # read each section now, while the environment is set
+        return settings
+    finally:
+        for key in [
+            k for k in os.environ if k.startswith("WOVEPAPER_") and not k.startswith("WOVEPAPER_TEST")
+        ]:
+            del os.environ[key]
+        os.environ.update(saved)
+
+
+@contextmanager
+def browse(backend: str, shared: Path, work: Path, env: dict[str, str] | None = None) -> Iterator[Browse]:
+    with catalogue_url(backend, work) as url:
+        engine = make_engine(url)
+        migrate(engine)
+        facts = build(engine, shared, work)
+        engine.dispose()
+        settings = settings_for(
+            url,
+            {
+                "WOVEPAPER_DATA_DIR": str(work / "data"),
+                "WOVEPAPER_PUBLIC_URL": "https://wovepaper.test",
+                # No background indexing while pages are tested: it would embed the whole test catalogue.
+                "WOVEPAPER_WORKER_EMBEDDED": "false",
+                **(env or {}),
+            },
+        )
+        with TestClient(create_app(settings)) as client:
+            yield Browse(client, facts, settings, backend)

@@ -1,0 +1,70 @@
+"""Docs as tests: the Developers page and the README list every public route the app serves."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from litestar import Litestar
+
+from app.controllers.pages import ROUTES, prose_view, served_routes
+from app.main import create_app
+from app.rendering import Pages
+from settings import PROJECT_ROOT
+
+README = (PROJECT_ROOT / "README.md").read_text()
+# Not public API surface: static assets and Litestar's own schema routes (/openapi.json is ours).
+NOT_DOCUMENTED = ("/static", "/schema")
+
+
+@pytest.fixture(scope="module")
+def app() -> Litestar:
+    return create_app()
+
+
+def public_routes(app: Litestar) -> set[str]:
+    """Every route path of the app a visitor can call, as Litestar formats it (``/papers/{ident}``).
+
+    A route that needs sign-in opts out with ``opt={"private": True}`` on its handlers."""
+    paths = set()
+    for route in app.routes:
+        if route.path_format.startswith(NOT_DOCUMENTED):
+            continue
+        if all(handler.opt.get("private") for handler in route.route_handlers):
+            continue
+        paths.add(route.path_format)
+    return paths
+
+
+def _developers(app: Litestar, fmt: str) -> str:
+    pages: Pages = app.state.pages
+    view = prose_view(pages, "developers", served_routes(app))
+    return pages.render(view, "html" if fmt == "html" else "markdown").body.decode()
+
+
+def test_every_public_route_is_on_the_developers_page(app: Litestar) -> None:
+    documented = {r.path for r in ROUTES}
+    missing = public_routes(app) - documented
+    assert not missing, f"add these routes to app/controllers/pages.py:ROUTES: {sorted(missing)}"
+    html, markdown = _developers(app, "html"), _developers(app, "markdown")
+    for path in public_routes(app):
+        assert f"<code>{path}</code>" in html, path
+        assert f"`{path}`" in markdown, path
+
+
+def test_the_developers_page_documents_only_served_routes(app: Litestar) -> None:
+    markdown = _developers(app, "markdown")
+    listed = set(re.findall(r"^\| `([^`]+)` \|", markdown, flags=re.M))
+    assert listed == {r.path for r in served_routes(app)}
+    assert listed <= public_routes(app)
+
+
+def test_every_public_route_is_in_the_readme(app: Litestar) -> None:
+    missing = {path for path in public_routes(app) if f"`{path}`" not in README}
+    assert not missing, f"add these routes to the README's route table: {sorted(missing)}"
+
+
+def test_the_developers_page_covers_the_agent_conventions(app: Litestar) -> None:
+    markdown = _developers(app, "markdown")
+    for needle in ("text/markdown", "Vary: Accept", "x-markdown-tokens", "llms.txt", "openapi.json", "sitemap", "RSS"):
+        assert needle in markdown, needle
