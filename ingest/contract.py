@@ -10,6 +10,7 @@ queued or running is a no-op, so enqueuing the same work twice never runs it twi
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -45,7 +46,9 @@ class PdfJob:
     def key(self) -> str:
         if self.arxiv_id:
             return f"pdf:{self.arxiv_id}"
-        digest = hashlib.sha1((self.path or "").encode(), usedforsecurity=False).hexdigest()[:16]
+        digest = hashlib.sha1(
+            (self.path or "").encode("utf-8", "surrogatepass"), usedforsecurity=False
+        ).hexdigest()[:16]
         return f"pdf-file:{digest}"
 
     def spec(self) -> JobSpec:
@@ -80,6 +83,16 @@ class JobSpec:
     key: str
     payload: Mapping[str, Any] = field(default_factory=dict)
     priority: int = 100
+
+    def __post_init__(self) -> None:
+        # Queues store payloads as JSON in PostgreSQL, SQLite or Redis: text must be valid UTF-8
+        # (a file name with undecodable bytes arrives as lone surrogates and would break them).
+        try:
+            json.dumps([self.key, self.payload], ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"job {self.key!r}: the payload is not JSON of valid UTF-8 text ({exc})"
+            ) from exc
 
     def job(self) -> PdfJob | AbstractsJob:
         """The typed job; raises ``ValueError`` for a payload this version cannot read."""

@@ -64,12 +64,21 @@ def pdf_files(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
-def jobs_for_files(files: Sequence[Path], *, force: bool = False) -> list[PdfJob]:
-    jobs = []
+def jobs_for_files(files: Sequence[Path], *, force: bool = False) -> tuple[list[PdfJob], list[str]]:
+    """Jobs for the files, and the files refused (with why): a name that is not valid UTF-8 cannot
+    be stored in the queue or the catalogue, so it is reported to be renamed, not mangled."""
+    jobs, refused = [], []
     for path in files:
+        resolved = str(path.resolve())
+        try:
+            resolved.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = resolved.encode("utf-8", "backslashreplace").decode()
+            refused.append(f"{shown}: the file name is not valid UTF-8; rename the file")
+            continue
         arxiv_id, version = id_from_filename(path)
-        jobs.append(PdfJob(arxiv_id, path=str(path.resolve()), version=version, force=force))
-    return jobs
+        jobs.append(PdfJob(arxiv_id, path=resolved, version=version, force=force))
+    return jobs, refused
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -106,7 +107,7 @@ def _run_with_bar(settings: Settings, engine: Engine, worker: EmbeddedWorker) ->
         highlight=False,
     )
     for failure in stats.failures[: out.MAX_ERRORS_SHOWN]:
-        out.console.print(f"[red]failed[/] {failure}", highlight=False, markup=False)
+        out.console.print(f"[red]failed[/] {escape(failure)}", highlight=False)
     return stats
 
 
@@ -131,9 +132,14 @@ def pdfs_command(paths: tuple[Path, ...], force: bool, no_wait: bool) -> None:
     if not files:
         raise click.UsageError("no PDF files found")
     queue = make_queue(settings, engine)
-    _report(enqueue_pdfs(engine, queue, jobs_for_files(files, force=force), collection=_collection(settings)))
+    jobs, refused = jobs_for_files(files, force=force)
+    for reason in refused:
+        out.console.print(f"[yellow]skipped[/] {escape(reason)}", highlight=False)
+    _report(enqueue_pdfs(engine, queue, jobs, collection=_collection(settings)))
     if not no_wait:
         _exit_for(drain(settings, engine))
+    if refused:
+        sys.exit(1)
 
 
 @click.command("fetch")
@@ -308,7 +314,8 @@ def queue_demo(engine: Engine, started_at: float | None) -> None:
     collection = _collection(settings)
     queue = make_queue(settings, engine)
     pdf_dir = settings.core.demo_data_dir / "pdfs" / "arxiv"
-    report = enqueue_pdfs(engine, queue, jobs_for_files(pdf_files([pdf_dir])), collection=collection)
+    jobs, _refused = jobs_for_files(pdf_files([pdf_dir]))  # the demo files have plain names
+    report = enqueue_pdfs(engine, queue, jobs, collection=collection)
     _report(report)
     added = enqueue_abstracts(settings, engine, queue, collection)
     out.console.print(

@@ -33,6 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from catalog.db import transaction
 from catalog.models import Job
 from ingest.contract import SAQ_FUNCTION, JobSpec
+from ingest.status import clean_reason
 from settings import Settings
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class EmbeddedQueue:
         return self._update(claimed, status=DONE, lease_until=None, error=None)
 
     def fail(self, claimed: Claimed, reason: str) -> bool:
-        return self._update(claimed, status=FAILED, lease_until=None, error=reason[:4000])
+        return self._update(claimed, status=FAILED, lease_until=None, error=clean_reason(reason))
 
     def retry(self, claimed: Claimed, reason: str, *, delay: float) -> bool:
         return self._update(
@@ -147,7 +148,7 @@ class EmbeddedQueue:
             status=QUEUED,
             lease_until=None,
             worker=None,
-            error=reason[:4000],
+            error=clean_reason(reason),
             run_after=time.time() + delay,
         )
 

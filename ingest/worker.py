@@ -453,7 +453,8 @@ class EmbeddedWorker:
         if outcome.status == "failed":
             self.queue.fail(claimed, outcome.detail)
             self.stats.failed += 1
-            self.stats.failures.append(f"{claimed.spec.key}: {outcome.detail}")
+            what = claimed.spec.payload.get("path") or claimed.spec.key
+            self.stats.failures.append(f"{what}: {outcome.detail}")
         else:
             self.queue.complete(claimed)
             if outcome.status == "done":

@@ -40,6 +40,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaClientSettings
 from chromadb.errors import ChromaError
 
+from catalog.text import scrub
 from retrieval.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,15 @@ def chunk_metadata(chunk: Chunk, paper: Mapping[str, MetaValue | None]) -> dict[
         "parser_version": chunk.parser_version,
         **paper,
     }
-    return {key: value for key, value in fields.items() if value is not None and value != ""}
+    return {key: _safe(value) for key, value in fields.items() if value is not None and value != ""}
+
+
+def _safe(value: MetaValue) -> MetaValue:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [scrub(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +335,7 @@ class ChunkStore:
                 self.collection.upsert(
                     ids=[c.id for c in batch],
                     embeddings=np.asarray(vectors[part], dtype=np.float32),
-                    documents=[c.text for c in batch],
+                    documents=[scrub(c.text) for c in batch],  # no NUL or lone surrogate, ever
                     metadatas=[chunk_metadata(c, p) for c, p in zip(batch, papers[part], strict=True)],  # type: ignore[misc]
                 )
             except (ChromaError, ValueError, OSError) as exc:

@@ -67,3 +67,37 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
         yield engine
     finally:
         engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """A real ``chroma run`` server on a free loopback port, for the whole session: (host, port).
+    It ships in the chromadb wheel; a server that does not come up fails the tests using it."""
+    import socket
+    import subprocess
+    import sys
+
+    from retrieval.store import wait_for_server
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    folder = tmp_path_factory.mktemp("chroma-server")
+    chroma = Path(sys.executable).with_name("chroma")
+    log = (folder / "server.log").open("wb")
+    process = subprocess.Popen(
+        [str(chroma), "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_server("127.0.0.1", port, timeout=60)
+        yield "127.0.0.1", port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
