@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Request, get
-from litestar.exceptions import ClientException, NotFoundException
+from litestar.exceptions import NotFoundException
 from litestar.params import Parameter, PathParameter
 from sqlalchemy.orm import Session
 
@@ -42,10 +42,10 @@ from catalog.queries import (
 PageNumber = Annotated[int, Parameter(ge=1, le=100_000, description="1-based page number")]
 PageSize = Annotated[int, Parameter(ge=1, le=100, description="Items per page (at most 100)")]
 ResearcherId = Annotated[
-    int, Parameter(ge=1, le=2**62, description="A researcher id, as in /researchers/<id>-<name>")
+    int, PathParameter(ge=1, le=2_147_483_647, description="A researcher id, as in /researchers/<id>-<name>")
 ]
+# Documented error answers; 400 (invalid parameters) Litestar documents by itself.
 NOT_FOUND = [NotFoundException]
-ERRORS = [NotFoundException, ClientException]
 
 
 @dataclass
@@ -277,15 +277,15 @@ def _paper(site: Site, p: PaperDetail) -> Paper:
 def _find_paper(db: Session, raw: str) -> PaperDetail:
     try:
         arxiv_id = arxiv_ids.parse(raw)
-    except arxiv_ids.InvalidArxivId as exc:
-        raise ClientException(detail=str(exc)) from exc
+    except arxiv_ids.InvalidArxivId as exc:  # no such paper can exist: 404, saying why
+        raise NotFoundException(detail=str(exc)) from exc
     paper = paper_detail(db, arxiv_id.canonical)
     if paper is None:
         raise NotFoundException(detail=f"arXiv:{arxiv_id.canonical} is not in this archive (yet).")
     return paper
 
 
-@get("/api/papers", sync_to_thread=True, tags=["papers"], summary="Newest papers", raises=[ClientException])
+@get("/api/papers", sync_to_thread=True, tags=["papers"], summary="Newest papers")
 def api_papers(
     pages: AppPages, db: DB, category: Category = None, page: PageNumber = 1, size: PageSize = 24
 ) -> PaperList:
@@ -294,7 +294,9 @@ def api_papers(
     return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
 
 
-@get("/api/papers/{arxiv_id:str}", sync_to_thread=True, tags=["papers"], summary="One paper", raises=ERRORS)
+@get(
+    "/api/papers/{arxiv_id:str}", sync_to_thread=True, tags=["papers"], summary="One paper", raises=NOT_FOUND
+)
 def api_paper(
     pages: AppPages,
     db: DB,
@@ -308,7 +310,7 @@ def api_paper(
     sync_to_thread=True,
     tags=["papers"],
     summary="One paper by old-style id",
-    raises=ERRORS,
+    raises=NOT_FOUND,
 )
 def api_old_style_paper(
     pages: AppPages,
@@ -324,7 +326,6 @@ def api_old_style_paper(
     sync_to_thread=True,
     tags=["researchers"],
     summary="Researchers",
-    raises=[ClientException],
 )
 def api_researchers(
     pages: AppPages, db: DB, q: ResearcherQuery = None, page: PageNumber = 1, size: PageSize = 24
@@ -339,7 +340,7 @@ def api_researchers(
     sync_to_thread=True,
     tags=["researchers"],
     summary="One researcher",
-    raises=ERRORS,
+    raises=NOT_FOUND,
 )
 def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Researcher:
     profile = researcher_profile(db, researcher_id)
@@ -386,7 +387,7 @@ def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Rese
     sync_to_thread=True,
     tags=["researchers"],
     summary="A researcher's papers, newest first",
-    raises=ERRORS,
+    raises=NOT_FOUND,
 )
 def api_researcher_papers(
     pages: AppPages,
@@ -408,7 +409,6 @@ def api_researcher_papers(
     sync_to_thread=True,
     tags=["institutions"],
     summary="Institutions",
-    raises=[ClientException],
 )
 def api_institutions(
     pages: AppPages, db: DB, q: InstitutionQuery = None, page: PageNumber = 1, size: PageSize = 24
@@ -471,7 +471,7 @@ def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institu
     sync_to_thread=True,
     tags=["institutions"],
     summary="An institution's affiliated papers, newest first",
-    raises=ERRORS,
+    raises=NOT_FOUND,
 )
 def api_institution_papers(
     pages: AppPages, db: DB, ident: InstitutionIdent, page: PageNumber = 1, size: PageSize = 24

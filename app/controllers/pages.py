@@ -85,8 +85,13 @@ ROUTES: tuple[RouteDoc, ...] = (
     RouteDoc("/api/institutions/{ident}", "JSON: one institution by id, `ror:<id>`, bare ROR id or name."),
     RouteDoc("/api/institutions/{ident}/papers", "JSON: an institution's affiliated papers, newest first."),
     RouteDoc("/api/search", "JSON: search papers; `q` and filters."),
-    RouteDoc("/api/ingest/status", "JSON: indexing progress (abstracts embedded; PDFs queued, running, done, failed)."),
-    RouteDoc("/api/ingest/status/{arxiv_id}", "JSON: one paper's full-text status, with the reason when it failed."),
+    RouteDoc(
+        "/api/ingest/status",
+        "JSON: indexing progress (abstracts embedded; PDFs queued, running, done, failed).",
+    ),
+    RouteDoc(
+        "/api/ingest/status/{arxiv_id}", "JSON: one paper's full-text status, with the reason when it failed."
+    ),
     RouteDoc("/api/ingest/status/{archive}/{number}", "JSON: the same by old-style id."),
 )
 

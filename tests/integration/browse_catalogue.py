@@ -13,6 +13,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import socket
+import threading
+import time
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -23,6 +26,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import uvicorn
 from litestar.testing import TestClient
 from sqlalchemy import Engine, create_engine, select, text, update
 from sqlalchemy.orm import Session
@@ -350,7 +354,10 @@ def settings_for(url: str, env: dict[str, str]) -> Settings:
 
 
 @contextmanager
-def browse(backend: str, shared: Path, work: Path, env: dict[str, str] | None = None) -> Iterator[Browse]:
+def built(
+    backend: str, shared: Path, work: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[Settings, Facts]]:
+    """The test catalogue on ``backend`` and settings that point at it."""
     with catalogue_url(backend, work) as url:
         engine = make_engine(url)
         migrate(engine)
@@ -366,5 +373,39 @@ def browse(backend: str, shared: Path, work: Path, env: dict[str, str] | None = 
                 **(env or {}),
             },
         )
-        with TestClient(create_app(settings)) as client:
-            yield Browse(client, facts, settings, backend)
+        yield settings, facts
+
+
+@contextmanager
+def browse(backend: str, shared: Path, work: Path, env: dict[str, str] | None = None) -> Iterator[Browse]:
+    """The app over the test catalogue, driven in-process."""
+    with built(backend, shared, work, env) as (settings, facts), TestClient(create_app(settings)) as client:
+        yield Browse(client, facts, settings, backend)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def served(settings: Settings) -> Iterator[str]:
+    """The app served by uvicorn on a free loopback port, for clients that speak real HTTP."""
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=_free_port(), log_level="warning", lifespan="on"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

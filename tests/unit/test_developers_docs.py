@@ -6,6 +6,7 @@ import re
 
 import pytest
 from litestar import Litestar
+from litestar.routes import HTTPRoute
 
 from app.controllers.pages import ROUTES, prose_view, served_routes
 from app.main import create_app
@@ -30,7 +31,8 @@ def public_routes(app: Litestar) -> set[str]:
     for route in app.routes:
         if route.path_format.startswith(NOT_DOCUMENTED):
             continue
-        if all(handler.opt.get("private") for handler in route.route_handlers):
+        handlers = route.route_handlers if isinstance(route, HTTPRoute) else [route.route_handler]
+        if all(handler.opt.get("private") for handler in handlers):
             continue
         paths.add(route.path_format)
     return paths
@@ -66,5 +68,13 @@ def test_every_public_route_is_in_the_readme(app: Litestar) -> None:
 
 def test_the_developers_page_covers_the_agent_conventions(app: Litestar) -> None:
     markdown = _developers(app, "markdown")
-    for needle in ("text/markdown", "Vary: Accept", "x-markdown-tokens", "llms.txt", "openapi.json", "sitemap", "RSS"):
+    for needle in (
+        "text/markdown",
+        "Vary: Accept",
+        "x-markdown-tokens",
+        "llms.txt",
+        "openapi.json",
+        "sitemap",
+        "RSS",
+    ):
         assert needle in markdown, needle
