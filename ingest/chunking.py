@@ -67,6 +67,7 @@ class _Unit:
     page: int
     section: str | None
     paragraph_start: bool
+    heading: bool = False
 
 
 def _sentences(paragraph: str) -> list[str]:
@@ -81,15 +82,16 @@ def _units(parsed: ParsedPdf, limit: int) -> list[_Unit]:
         headings = dict(page.headings)
         start = 0
         for paragraph in page.text.split("\n\n"):
-            if start in headings:
+            is_heading = start in headings
+            if is_heading:
                 section = scrub(headings[start])
             start += len(paragraph) + 2
             first = True
-            for sentence in _sentences(paragraph):
+            for sentence in [paragraph] if is_heading else _sentences(paragraph):
                 separator = "\n" if first else " "
                 tokens = enc.encode(separator + sentence, disallowed_special=())
                 if len(tokens) <= limit:
-                    units.append(_Unit(sentence, len(tokens), page.number, section, first))
+                    units.append(_Unit(sentence, len(tokens), page.number, section, first, is_heading))
                 else:  # a table row or a reference list without full stops: cut by tokens
                     for i in range(0, len(tokens), limit):
                         piece = enc.decode(tokens[i : i + limit]).strip()
@@ -112,8 +114,9 @@ def _text(units: list[_Unit]) -> str:
 
 
 def _body_chunks(parsed: ParsedPdf, settings: ChunkSettings) -> list[tuple[list[_Unit], _Unit]]:
-    """Greedy packing of sentence units; each chunk repeats the tail of the previous one. Returns
-    each chunk's units and its first new unit (which gives the chunk its section)."""
+    """Greedy packing of sentence units; each chunk repeats the tail of the previous one, and a
+    heading never ends a chunk (it moves on with its section). Returns each chunk's units and its
+    first new unit (which gives the chunk its section)."""
     # Room for the separator drift of re-joined units (a unit counted with "\n" may start a chunk).
     limit = settings.chunk_tokens - 2
     units = _units(parsed, limit)
@@ -123,6 +126,10 @@ def _body_chunks(parsed: ParsedPdf, settings: ChunkSettings) -> list[tuple[list[
     fresh = 0  # units in ``current`` that are not overlap from the previous chunk
     for unit in units:
         if current and fresh and size + unit.tokens > limit:
+            headings: list[_Unit] = []
+            while fresh > 1 and current[-1].heading:
+                headings.insert(0, current.pop())
+                fresh -= 1
             chunks.append((current, current[-fresh]))
             overlap: list[_Unit] = []
             carried = 0
@@ -131,9 +138,10 @@ def _body_chunks(parsed: ParsedPdf, settings: ChunkSettings) -> list[tuple[list[
                     break
                 overlap.insert(0, previous)
                 carried += previous.tokens
+            carried += sum(h.tokens for h in headings)
             while overlap and carried + unit.tokens > limit:
                 carried -= overlap.pop(0).tokens
-            current, size, fresh = overlap, carried, 0
+            current, size, fresh = overlap + headings, carried, len(headings)
         current.append(unit)
         size += unit.tokens
         fresh += 1

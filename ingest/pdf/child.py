@@ -4,8 +4,9 @@ It limits its own address space (``RLIMIT_AS``) and core dumps before MuPDF is l
 itself ready, then answers requests until its stdin closes (so it dies with its parent).
 Wire format, both directions: an 8-byte big-endian length, then that many bytes. A request is a
 JSON header followed by a second frame with the PDF bytes; a reply is one JSON frame, either
-``{"ok": true, "result": …}`` or ``{"ok": false, "reason": "…"}``. Any failure, MuPDF's or ours,
-becomes a reason; a crash or a hang is the parent's to report.
+``{"ok": true, "result": …}`` or ``{"ok": false, "reason": "…"}``, with ``"retire": true`` when
+this process should not be reused (an unexpected error, or a heap grown past 512 MiB). Any
+failure, MuPDF's or ours, becomes a reason; a crash or a hang is the parent's to report.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import resource
 import struct
 import sys
+from pathlib import Path
 from typing import Any, BinaryIO
 
 FRAME = struct.Struct(">Q")
@@ -41,6 +43,13 @@ def _read_frame(stream: BinaryIO) -> bytes | None:
     if head is None:
         return None
     return _read_exact(stream, FRAME.unpack(head)[0])
+
+
+RETIRE_RESIDENT_BYTES = 512 * 2**20
+
+
+def _resident_bytes() -> int:
+    return int(Path("/proc/self/statm").read_bytes().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _failure(error: BaseException, memory_bytes: int) -> str:
@@ -76,19 +85,21 @@ def main(argv: list[str]) -> int:
         if header is None or data is None:
             return 0
         request = json.loads(header)
+        reply: dict[str, Any]
         try:
             result = parse_document(
                 data, max_pages=request["max_pages"], max_chars_per_page=request["max_chars_per_page"]
             )
             reply = {"ok": True, "result": result}
-        except PdfRejected as rejected:
+        except PdfRejected as rejected:  # our own checks: MuPDF is in a known state
             reply = {"ok": False, "reason": rejected.reason}
         except Exception as error:  # the child exists to turn any failure into a reason
-            reply = {"ok": False, "reason": _failure(error, memory_bytes)}
+            reply = {"ok": False, "reason": _failure(error, memory_bytes), "retire": True}
         del data
+        if _resident_bytes() > RETIRE_RESIDENT_BYTES:
+            reply["retire"] = True  # a fresh child beats a heap grown by one huge document
         replies.write(encode(reply))
         replies.flush()
-        pymupdf.TOOLS.store_shrink(100)  # drop MuPDF's caches between documents
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ _SPACING_TO_COMBINING = {
     "\u00b8": "\u0327",  # cedilla
 }
 _ACCENT = re.compile("([" + "".join(_SPACING_TO_COMBINING) + r"])\s?([A-Za-zıȷ])")
-_HYPHEN_END = re.compile(r"[A-Za-zÀ-ÿ][-\u2010]$")
+_HYPHENS = "-\u2010\u00ad"  # hyphen-minus, hyphen, soft hyphen
 
 
 def _compose(match: re.Match[str]) -> str:
@@ -72,7 +72,7 @@ def join_lines(lines: list[str]) -> str:
         line = raw.strip()
         if not line:
             continue
-        if out and _HYPHEN_END.search(out) and line[0].isalpha():
+        if out and out[-1] in _HYPHENS and out[-2:-1].isalpha() and line[0].isalpha():
             # "English-" + "to-German" is a compound chain and "Berkeley-" + "Parser" a compound:
             # keep their hyphen; "trans-" + "formation" is one word broken across lines.
             keep = line[0].isupper() or "-" in line.split(maxsplit=1)[0]

@@ -27,16 +27,18 @@ from ingest.pdf.layout import (
     unmark_front_matter,
 )
 
-# No ligature forms, no images, and no clipping to the media box: text outside the page is
+# No images, no ligature forms (MuPDF expands them and spaces the words after them correctly:
+# "Jeﬀ Rasley", not "JeﬀRasley"), and no clipping to the media box: text outside the page is
 # collected so it can be reported as hidden instead of silently vanishing.
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE
-_FILLED = pymupdf.mupdf.FZ_STEXT_FILLED
-_STROKED = pymupdf.mupdf.FZ_STEXT_STROKED
+_EVERYWHERE = pymupdf.INFINITE_RECT()  # PyMuPDF clips to the page by default, even without the flag
+_PAINTED = pymupdf.mupdf.FZ_STEXT_FILLED | pymupdf.mupdf.FZ_STEXT_STROKED
 _BOLD = pymupdf.TEXT_FONT_BOLD
 _SUPERSCRIPT = pymupdf.TEXT_FONT_SUPERSCRIPT
 TINY_POINTS = 1.0
 MIN_ALPHA = 13  # of 255: below 5 % opacity nobody reads it
 WHITE = 0xF0  # every channel at least this bright
+_WHITE_MASK = 0xF0F0F0  # colour & mask == mask: every channel >= 0xF0
 
 
 class _Hidden:
@@ -67,7 +69,7 @@ class _Hidden:
 
 
 def _is_white(color: int) -> bool:
-    return (color >> 16) & 0xFF >= WHITE and (color >> 8) & 0xFF >= WHITE and color & 0xFF >= WHITE
+    return color & _WHITE_MASK == _WHITE_MASK
 
 
 def _dark_backgrounds(page: pymupdf.Page) -> list[pymupdf.Rect]:
@@ -86,7 +88,7 @@ def _dark_backgrounds(page: pymupdf.Page) -> list[pymupdf.Rect]:
 
 def _hidden_reason(span: dict[str, Any], width: float, height: float) -> HiddenReason | None:
     flags = span["char_flags"]
-    if not flags & (_FILLED | _STROKED):
+    if not flags & _PAINTED:
         return "invisible"  # render mode 3 (or 7): drawn with neither fill nor stroke
     if span["alpha"] < MIN_ALPHA:
         return "transparent"
@@ -101,59 +103,70 @@ def _hidden_reason(span: dict[str, Any], width: float, height: float) -> HiddenR
 
 
 def read_page(page: pymupdf.Page, number: int, max_chars: int) -> tuple[RawPage, list[dict[str, Any]], str]:
-    """One page as blocks of visible lines, its hidden text, and the arXiv stamp text if present."""
-    data = page.get_text("dict", flags=TEXT_FLAGS)
-    blocks = data["blocks"]
-    chars = sum(len(s["text"]) for b in blocks for li in b["lines"] for s in li["spans"])
-    if chars > max_chars:
-        raise PdfRejected(
-            f"page {number} has {chars:,} characters of text; the limit is {max_chars:,} per page"
-        )
-    page_rect = page.rect
+    """One page as blocks of visible lines, its hidden text, and the arXiv stamp text if present.
+
+    The span loop is the parser's hot path (~1,000 spans a page): ordinary visible spans take one
+    combined test; only the rest go through :func:`_hidden_reason`.
+    """
+    data = page.get_text("dict", flags=TEXT_FLAGS, clip=_EVERYWHERE)
+    width, height = page.rect.width, page.rect.height
     hidden = _Hidden(number)
     backgrounds: list[pymupdf.Rect] | None = None
-    raw = RawPage(number=number, width=page_rect.width, height=page_rect.height)
+    raw = RawPage(number=number, width=width, height=height)
+    front = number == 1  # author names are read from page 1, with superscripts marked
     stamp = ""
-    for b in blocks:
+    chars = 0
+    for b in data["blocks"]:
         lines: list[Line] = []
         for li in b["lines"]:
+            x0, y0, x1, y1 = li["bbox"]
+            on_page = x0 >= 0 and y0 >= 0 and x1 <= width and y1 <= height
             texts: list[str] = []
             marked: list[str] = []
-            sizes: dict[float, int] = {}
-            bold = 0
+            size = 0.0
+            longest = bold = total = 0
             for span in li["spans"]:
                 text = span["text"]
-                reason = _hidden_reason(span, raw.width, raw.height)
-                if reason == "white":
-                    if backgrounds is None:
-                        backgrounds = _dark_backgrounds(page)
-                    x0, y0, x1, y1 = span["bbox"]
-                    centre = pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2)
-                    if any(centre in r for r in backgrounds):
-                        reason = None
-                if reason is not None:
-                    hidden.add(reason, text)
-                    continue
-                if not text.strip():
-                    texts.append(text)
-                    marked.append(text)
+                n = len(text)
+                chars += n
+                if not (
+                    on_page
+                    and span["char_flags"] & _PAINTED
+                    and span["alpha"] >= MIN_ALPHA
+                    and span["size"] >= TINY_POINTS
+                    and span["color"] & _WHITE_MASK != _WHITE_MASK
+                ):
+                    reason = _hidden_reason(span, width, height)
+                    if reason == "white":
+                        if backgrounds is None:
+                            backgrounds = _dark_backgrounds(page)
+                        sx0, sy0, sx1, sy1 = span["bbox"]
+                        centre = pymupdf.Point((sx0 + sx1) / 2, (sy0 + sy1) / 2)
+                        if any(centre in r for r in backgrounds):
+                            reason = None
+                    if reason is not None:
+                        hidden.add(reason, text)
+                        continue
+                texts.append(text)
+                if text.isspace():
+                    if front:
+                        marked.append(text)
                     continue
                 hidden.interrupt()
-                texts.append(text)
-                size = round(span["size"], 1)
-                sizes[size] = sizes.get(size, 0) + len(text)
+                total += n
+                if n > longest:
+                    longest, size = n, span["size"]
                 if span["flags"] & _BOLD:
-                    bold += len(text)
-                marked.append("|" if span["flags"] & _SUPERSCRIPT else text)
-            line_text = clean("".join(texts)).strip()
-            if not line_text:
+                    bold += n
+                if front:
+                    marked.append("|" if span["flags"] & _SUPERSCRIPT else text)
+            if not total:
                 continue
-            horizontal = abs(li["dir"][1]) < 0.01
+            line_text = "".join(texts).strip()
+            horizontal = -0.01 < li["dir"][1] < 0.01
             if not horizontal and STAMP.search(line_text):
                 stamp = line_text
                 continue
-            size = max(sizes, key=lambda s: sizes[s])
-            x0, y0, x1, y1 = li["bbox"]
             lines.append(
                 Line(
                     x0,
@@ -161,18 +174,40 @@ def read_page(page: pymupdf.Page, number: int, max_chars: int) -> tuple[RawPage,
                     x1,
                     y1,
                     line_text,
-                    size,
-                    bold * 2 > sum(sizes.values()),
+                    round(size, 1),
+                    bold * 2 > total,
                     horizontal,
-                    clean("".join(marked)).strip() if number == 1 else None,
+                    "".join(marked).strip() if front else None,
                 )
             )
         if lines:
             raw.blocks.append(Block(merge_rows(lines)))
+    if chars > max_chars:
+        raise PdfRejected(
+            f"page {number} has {chars:,} characters of text; the limit is {max_chars:,} per page"
+        )
     return raw, hidden.result(), stamp
 
 
+# MuPDF survives many hostile constructs by skipping what it cannot load and saying so only in a
+# warning; a page would then silently lose its text. These warnings reject the document instead.
+_FATAL_WARNINGS = (
+    ("compression bomb", "a compressed stream inflates far beyond its size (a decompression bomb)"),
+    ("stack overflow", "objects are nested too deeply to read"),
+    ("malloc", "parsing needs more memory than the parser's limit"),
+    ("out of memory", "parsing needs more memory than the parser's limit"),
+)
+
+
+def _check_warnings() -> None:
+    warnings = pymupdf.TOOLS.mupdf_warnings().lower()
+    for marker, reason in _FATAL_WARNINGS:
+        if marker in warnings:
+            raise PdfRejected(reason)
+
+
 def _open(data: bytes, max_pages: int) -> pymupdf.Document:
+    pymupdf.TOOLS.reset_mupdf_warnings()
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except (pymupdf.FileDataError, RuntimeError, ValueError) as error:
@@ -180,7 +215,11 @@ def _open(data: bytes, max_pages: int) -> pymupdf.Document:
     if doc.needs_pass and not doc.authenticate(""):
         doc.close()
         raise PdfRejected("the PDF is encrypted and needs a password")
-    count = doc.page_count
+    try:
+        count = doc.page_count
+    except (RuntimeError, ValueError) as error:
+        doc.close()
+        raise PdfRejected(f"the PDF's page tree is broken ({error})") from error
     if count < 1:
         doc.close()
         raise PdfRejected("the PDF has no pages")
@@ -210,8 +249,13 @@ def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> d
             if stamp is None and stamp_text:
                 stamp = parse_stamp(stamp_text)
         page_count = doc.page_count
+        _check_warnings()
     finally:
         doc.close()
+    if not any(block.lines for raw in pages for block in raw.blocks):
+        raise PdfRejected(
+            "no text could be extracted (scanned pages without a text layer, or a damaged file)"
+        )
 
     remove_running_lines(pages)
     body = body_size(pages)

@@ -8,8 +8,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ingest.pdf.cleaning import join_lines
+from ingest.pdf.cleaning import clean, join_lines
 
+_SENTENCE_END = ".!?:;)]\"'”’"
 MARGIN_BAND = 0.09  # top and bottom fraction of the page where running headers/footers live
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(
@@ -131,44 +132,72 @@ def remove_running_lines(pages: list[RawPage]) -> None:
         page.blocks = kept
 
 
+def _side(x0: float, x1: float, mid: float, gutter: float = 10.0) -> int:
+    """-1: left of the gutter, 1: right of it, 0: across it."""
+    if x1 <= mid + gutter and x0 < mid - gutter:
+        return -1
+    if x0 >= mid - gutter and x1 > mid + gutter:
+        return 1
+    return 0
+
+
+def _split_columns(block: Block, mid: float) -> list[Block]:
+    """A block MuPDF built from lines of both columns (written in an unusual order) becomes one
+    block per run of lines on the same side."""
+    out: list[Block] = []
+    current: list[Line] = []
+    side = None
+    for line in block.lines:
+        line_side = _side(line.x0, line.x1, mid)
+        if current and line_side != side:
+            out.append(Block(current, block.heading))
+            current = []
+        current.append(line)
+        side = line_side
+    out.append(Block(current, block.heading))
+    return out
+
+
 def order_blocks(page: RawPage) -> None:
     """Reading order. On a two-column page, blocks between full-width blocks (title, wide figures)
     are read left column first, then right; other pages keep MuPDF's order (the content stream's,
     which is the authoring order for most papers)."""
     mid = page.width / 2
-    gutter = 10.0
-
-    def side(b: Block) -> int:  # -1 left column, 1 right column, 0 crosses the gutter
-        if b.x1 <= mid + gutter and b.x0 < mid - gutter:
-            return -1
-        if b.x0 >= mid - gutter and b.x1 > mid + gutter:
-            return 1
-        return 0
-
-    def chars(bs: list[Block]) -> int:
-        return sum(len(li.text) for b in bs for li in b.lines)
-
-    text_blocks = [b for b in page.blocks if b.lines[0].horizontal]
-    wide = 0.3 * page.width
-    left = [b for b in text_blocks if side(b) == -1 and b.x1 - b.x0 >= wide]
-    right = [b for b in text_blocks if side(b) == 1 and b.x1 - b.x0 >= wide]
-    total = chars(text_blocks)
-    if not total or chars(left) < 0.2 * total or chars(right) < 0.2 * total:
+    blocks: list[Block] = []
+    for b in page.blocks:
+        parts = _split_columns(b, mid) if len(b.lines) > 1 else [b]
+        # Exactly one run per column: a block of the left column and one of the right, merged.
+        if len(parts) == 2 and {_side(p.x0, p.x1, mid) for p in parts} == {-1, 1}:
+            blocks.extend(parts)
+        else:
+            blocks.append(b)
+    sides: dict[int, int] = {}  # id(block) -> side
+    chars = {-1: 0, 0: 0, 1: 0}
+    for b in blocks:
+        x0, x1 = b.x0, b.x1
+        side = sides[id(b)] = _side(x0, x1, mid)
+        if b.lines[0].horizontal:
+            # Only column-wide blocks vote for a two-column layout (author grids are narrow).
+            wide = x1 - x0 >= 0.3 * page.width or side == 0
+            chars[side if wide else 0] += sum(len(li.text) for li in b.lines)
+    total = sum(chars.values())
+    if not total or chars[-1] < 0.2 * total or chars[1] < 0.2 * total:
         return
     ordered: list[Block] = []
-    band: list[Block] = []
+    band: list[tuple[bool, float, Block]] = []
 
     def flush() -> None:
-        band.sort(key=lambda b: (side(b) > 0, b.y0))
-        ordered.extend(band)
+        band.sort(key=lambda item: (item[0], item[1]))
+        ordered.extend(b for _, _, b in band)
         band.clear()
 
-    for block in sorted(page.blocks, key=lambda b: b.y0):
-        if side(block) == 0 and block.lines[0].horizontal:
+    for block in sorted(blocks, key=lambda b: b.y0):
+        side = sides[id(block)]
+        if side == 0 and block.lines[0].horizontal:
             flush()
             ordered.append(block)
         else:
-            band.append(block)
+            band.append((side > 0, block.y0, block))
     flush()
     page.blocks = ordered
 
@@ -223,13 +252,27 @@ def unmark_front_matter(page: RawPage) -> None:
 
 
 def page_text(page: RawPage) -> tuple[str, list[tuple[int, str]]]:
-    """The page's text (paragraphs separated by a blank line) and its headings with their offsets."""
+    """The page's text (paragraphs separated by a blank line) and its headings with their offsets.
+    A paragraph MuPDF split in two (at a column break, around a footnote mark) is rejoined when the
+    first part stops mid-sentence and the second goes on in lower case."""
     parts: list[str] = []
     headings: list[tuple[int, str]] = []
     offset = 0
+    previous_heading = True
     for block in page.blocks:
-        paragraph = join_lines([line.text for line in block.lines])
+        paragraph = clean(join_lines([line.text for line in block.lines])).strip()
         if not paragraph:
+            continue
+        if (
+            parts
+            and not block.heading
+            and not previous_heading
+            and parts[-1][-1] not in _SENTENCE_END
+            and paragraph[0].islower()
+        ):
+            offset -= len(parts[-1])
+            parts[-1] = join_lines([parts[-1], paragraph])
+            offset += len(parts[-1])
             continue
         if parts:
             offset += 2
@@ -237,4 +280,5 @@ def page_text(page: RawPage) -> tuple[str, list[tuple[int, str]]]:
             headings.append((offset, paragraph))
         parts.append(paragraph)
         offset += len(paragraph)
+        previous_heading = block.heading
     return "\n\n".join(parts), headings

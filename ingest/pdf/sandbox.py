@@ -164,10 +164,12 @@ class PdfParserPool:
         sha256 = hashlib.sha256(data).hexdigest()
         child = self._checkout(limits.memory_bytes)
         reply = child.parse(data, limits)  # on PdfRejected the child is already dead
+        if reply.get("retire"):
+            child.close()
+        else:
+            self._checkin(child)
         if not reply.get("ok"):
-            child.kill()
             raise PdfRejected(str(reply.get("reason") or "the parser gave no reason"))
-        self._checkin(child)
         return parsed_from_wire(
             reply["result"], sha256=sha256, parser=PARSER_NAME, parser_version=PARSER_VERSION
         )
