@@ -87,10 +87,13 @@ class ResearcherResolver:
             self._load(conn, chunk)
 
     def _load(self, conn: Connection, keys: list[str]) -> None:
-        rows = conn.execute(
-            select(Researcher.id, Researcher.display_name, Researcher.name_key).where(
-                Researcher.name_key.in_(keys)
-            )
+        # Straight to the driver: in a large import most keys are new, so this lookup usually finds
+        # nothing, and compiling a 500-parameter IN clause each time cost more than running it.
+        mark = "?" if conn.dialect.name == "sqlite" else "%s"
+        rows = conn.exec_driver_sql(
+            "SELECT id, display_name, name_key FROM researchers WHERE name_key IN "  # noqa: S608
+            f"({', '.join([mark] * len(keys))})",
+            tuple(keys),
         ).all()
         if not rows:
             return
@@ -123,36 +126,45 @@ class ResearcherResolver:
     def resolve_paper(
         self, names: Sequence[str], keys: Sequence[str | None], categories: Iterable[str]
     ) -> list[Profile | None]:
-        """The researcher of each author of one paper (None where the string names no person)."""
+        """The researcher of each author of one paper (None where the string names no person).
+
+        An author's co-authors are the paper's other keys (``people - {key}``); that set is never
+        built per author (it is the hot loop of an import): counts and updates use ``people`` and
+        correct for the author's own key."""
         fields = {field_of(c) for c in categories}
         people = {k for k in keys if k}
         record_coauthors = len(people) <= MAX_COAUTHOR_EVIDENCE
+        by_key = self._by_key
         chosen: list[Profile | None] = []
         for name, key in zip(names, keys, strict=True):
             if key is None:
                 chosen.append(None)
                 continue
-            candidates = self._by_key.get(key)
-            others = people - {key} if candidates or record_coauthors else set()
-            profile = self._match(candidates or [], others, fields)
+            candidates = by_key.get(key)
+            profile = self._match(candidates, people, key, fields) if candidates else None
             if profile is None:
                 profile = Profile(None, name, key)
-                self._by_key.setdefault(key, []).append(profile)
+                by_key.setdefault(key, []).append(profile)
                 self.new_profiles.append(profile)
             profile.fields |= fields
             if record_coauthors:
-                profile.coauthors |= others
+                known = profile.coauthors
+                had_own_key = key in known  # only possible through another person of the same name
+                known |= people
+                if not had_own_key:
+                    known.discard(key)
             profile.papers += 1
             chosen.append(profile)
         return chosen
 
     @staticmethod
-    def _match(candidates: list[Profile], coauthors: set[str], fields: set[str]) -> Profile | None:
+    def _match(candidates: list[Profile], people: set[str], key: str, fields: set[str]) -> Profile | None:
         best: tuple[int, int, int] | None = None
         winner = None
         for profile in candidates:
-            shared = len(coauthors & profile.coauthors)
-            fields_agree = not fields or not profile.fields or bool(fields & profile.fields)
+            known = profile.coauthors
+            shared = len(people & known) - (key in known) if known else 0
+            fields_agree = not fields or not profile.fields or not fields.isdisjoint(profile.fields)
             if not shared and not fields_agree:
                 continue
             score = (shared, int(fields_agree), profile.papers)

@@ -26,6 +26,7 @@ OWNERS = {
     "rapidfuzz": ("ingest.enrich",),
     "feedgen": ("app.controllers.agents", "app.agents"),
     "alembic": ("catalog",),
+    "defusedxml": ("ingest.sources.arxiv_api", "ingest.sources.oai_pmh"),  # untrusted XML
 }
 
 
