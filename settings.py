@@ -215,6 +215,64 @@ class WorkerSettings(_Section):
     )
 
 
+class SearchSettings(_Section):
+    search_fusion: Literal["convex", "rrf"] = Field(
+        "convex",
+        description="How lexical and dense rankings are fused: `convex` (weighted sum of z-scored scores, "
+        "tuned on SciFact) or `rrf` (reciprocal rank fusion).",
+    )
+    search_dense_weight: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Weight of the dense (embedding) ranking in the fusion; lexical gets the rest.",
+    )
+    search_rrf_k: float = Field(
+        60.0, ge=0, description="The k of reciprocal rank fusion (`search_fusion=rrf`)."
+    )
+    search_candidates: int = Field(
+        100,
+        ge=10,
+        le=1000,
+        description="Documents each retriever (BM25 papers, BM25 chunks, dense chunks) returns.",
+    )
+    search_min_similarity: float = Field(
+        0.2,
+        ge=-1,
+        le=1,
+        description="Papers found only by the embedding with a lower cosine similarity are dropped (so "
+        "nonsense finds nothing).",
+    )
+    search_max_results: int = Field(
+        200,
+        ge=10,
+        le=2000,
+        description="Most results a query returns across all its pages (facets are counted over them).",
+    )
+    search_page_size: int = Field(10, ge=1, le=100, description="Results per page unless `size` is given.")
+    search_max_page_size: int = Field(
+        50, ge=1, le=200, description="Largest `size` a search request may ask for."
+    )
+    search_max_query_chars: int = Field(
+        300, ge=10, le=10_000, description="Longest query accepted (characters); longer ones get a 400."
+    )
+    lexical_k1: float = Field(
+        1.2, gt=0, description="BM25 k1 (term-frequency saturation) of the lexical index."
+    )
+    lexical_b: float = Field(
+        0.75, ge=0, le=1, description="BM25 b (document-length normalisation) of the lexical index."
+    )
+    lexical_refresh_seconds: float = Field(
+        10.0,
+        ge=0,
+        description="A changed lexical index is rebuilt at most this often while papers are ingested (0: "
+        "after every change).",
+    )
+    lexical_poll_seconds: float = Field(
+        1.0, ge=0, description="How often a process looks on disk for a lexical index another process built."
+    )
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -266,6 +324,10 @@ class Settings:
     def worker(self) -> WorkerSettings:
         return WorkerSettings()
 
+    @cached_property
+    def search(self) -> SearchSettings:
+        return SearchSettings()
+
     @property
     def chroma_path(self) -> Path:
         return self.chroma.chroma_path or self.core.data_dir / "chroma"
@@ -294,6 +356,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     EmbeddingSettings,
     ChromaSettings,
     WorkerSettings,
+    SearchSettings,
 )
 
 

@@ -1,0 +1,1 @@
+"""Retrieval evaluation: BEIR datasets and question → page sets (``python -m evals``)."""

@@ -1,0 +1,99 @@
+"""``python -m evals …``: retrieval measurements that print JSON (evals are not tests).
+
+- ``retrieval --beir DIR [--split NAME] [--mode bm25|dense|hybrid]``: nDCG@10, recall@100, MRR@10 on a
+  BEIR-layout dataset (the index is cached; a second run takes seconds);
+- ``qa-retrieval --file X.jsonl``: paper hit@1, hit@5 and page hit@5 of questions about ingested papers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from evals import beir, qa
+from retrieval.lexical import Bm25Params
+from retrieval.search import MODES, rank_config
+from settings import Settings, get_settings
+
+
+def bm25_params(settings: Settings) -> Bm25Params:
+    return Bm25Params(k1=settings.search.lexical_k1, b=settings.search.lexical_b)
+
+
+@click.group()
+def cli() -> None:
+    """Measure retrieval quality (prints JSON on stdout; progress goes to stderr)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+
+
+@cli.command("retrieval")
+@click.option(
+    "--beir",
+    "root",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A dataset folder in BEIR layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).",
+)
+@click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to score.")
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where built indexes are cached (default: <data_dir>/evals).",
+)
+def retrieval_command(root: Path, split: str, mode: str, cache: Path | None) -> None:
+    """nDCG@10, recall@100 and MRR@10 of one search mode on a BEIR dataset."""
+    from ingest.contract import make_embedder
+
+    settings = get_settings()
+    try:
+        dataset = beir.load(root, split)
+    except beir.DatasetError as exc:
+        raise click.ClickException(str(exc)) from exc
+    report = beir.run_retrieval(
+        dataset,
+        mode=mode,  # type: ignore[arg-type]
+        cache_root=cache or settings.core.data_dir / "evals",
+        embedder=make_embedder(settings),
+        params=bm25_params(settings),
+        config=rank_config(settings.search),
+    )
+    out = report.to_json()
+    out["split"] = split
+    click.echo(json.dumps(out, indent=2))
+
+
+@cli.command("qa-retrieval")
+@click.option(
+    "--file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSON lines {"question", "arxiv_id", "pages"} about papers in the ingested corpus.',
+)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Print each question's outcome to stderr.")
+def qa_command(path: Path, mode: str, verbose: bool) -> None:
+    """Paper hit@1, paper hit@5 and page hit@5 against the configured (ingested) corpus."""
+    try:
+        questions = qa.load(path)
+    except qa.QaFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    report = qa.run(questions, settings=get_settings(), mode=mode, config=rank_config(get_settings().search))  # type: ignore[arg-type]
+    if verbose:
+        for outcome in report.outcomes:
+            print(json.dumps(outcome), file=sys.stderr)
+    click.echo(json.dumps(report.to_json(), indent=2))
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

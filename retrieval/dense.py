@@ -1,0 +1,137 @@
+"""Dense retrieval: nearest chunks to the query's embedding, through llama-index over Chroma.
+
+llama-index's ``VectorStoreIndex.from_vector_store`` wraps the store's Chroma collection (no copy,
+no re-embedding); its retriever runs the k-nearest-neighbour query. The query is embedded by our
+own :class:`~retrieval.embedder.Embedder` (the same model that embedded the chunks), handed to
+llama-index through a small ``BaseEmbedding`` adapter; no LLM is involved anywhere. Query vectors
+are cached (LRU), so a repeated query (paging, the debug view, a refresh) costs only the k-NN.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.schema import QueryBundle
+from llama_index.vector_stores.chroma import ChromaVectorStore
+from pydantic import PrivateAttr
+
+from retrieval.embedder import Embedder
+from retrieval.store import ChunkStore, Scalar
+
+
+@dataclass(frozen=True, slots=True)
+class DenseHit:
+    chunk_id: str
+    arxiv_id: str
+    similarity: float  # cosine similarity, -1 … 1
+    rank: int  # 1-based
+    text: str
+    kind: str  # "abstract" | "body"
+    page_start: int | None
+    page_end: int | None
+    section: str | None
+
+
+class _QueryEmbedding(BaseEmbedding):
+    """Our embedder behind llama-index's embedding interface (used only for queries here)."""
+
+    _embedder: Embedder = PrivateAttr()
+
+    def __init__(self, embedder: Embedder) -> None:
+        super().__init__(model_name=embedder.name, embed_batch_size=8)
+        self._embedder = embedder
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embedder.embed([query])[0]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embedder.embed([text])[0]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed(texts)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+
+class DenseRetriever:
+    """k-NN over one chunk collection. Thread-safe."""
+
+    def __init__(self, store: ChunkStore, embedder: Embedder, *, cache_size: int = 1024) -> None:
+        if store.dim != embedder.dim:
+            raise ValueError(
+                f"the store holds {store.dim}-d vectors but {embedder.name} makes {embedder.dim}-d"
+            )
+        self.store = store
+        self.embedder = embedder
+        self._adapter = _QueryEmbedding(embedder)
+        self._index: VectorStoreIndex | None = None
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def index(self) -> VectorStoreIndex:
+        if self._index is None:
+            vector_store = ChromaVectorStore(chroma_collection=self.store.collection)
+            self._index = VectorStoreIndex.from_vector_store(vector_store, embed_model=self._adapter)
+        return self._index
+
+    def embed_query(self, query: str) -> list[float]:
+        with self._lock:
+            cached = self._cache.get(query)
+            if cached is not None:
+                self._cache.move_to_end(query)
+                return cached
+        vector = self.embedder.embed([query])[0]
+        with self._lock:
+            self._cache[query] = vector
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return vector
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int,
+        where: Mapping[str, Any] | None = None,
+        vector: Sequence[float] | None = None,
+    ) -> list[DenseHit]:
+        """The ``k`` nearest chunks (Chroma ``where`` filter optional). ``vector`` skips embedding."""
+        if k <= 0:
+            return []
+        embedding = list(vector) if vector is not None else self.embed_query(query)
+        kwargs: dict[str, Any] = {"where": dict(where)} if where else {}
+        retriever = self.index.as_retriever(similarity_top_k=k, vector_store_kwargs=kwargs)
+        nodes = retriever.retrieve(QueryBundle(query_str=query, embedding=embedding))
+        hits = []
+        for rank, node in enumerate(nodes, start=1):
+            meta: Mapping[str, Scalar] = node.node.metadata
+            # ChromaVectorStore reports exp(-distance); the collection's distance is cosine.
+            similarity = 1.0 + math.log(node.score) if node.score and node.score > 0 else -1.0
+            hits.append(
+                DenseHit(
+                    chunk_id=node.node.node_id,
+                    arxiv_id=str(meta.get("arxiv_id", "")),
+                    similarity=similarity,
+                    rank=rank,
+                    text=node.node.get_content(),
+                    kind=str(meta.get("kind", "abstract")),
+                    page_start=_int(meta.get("page_start")),
+                    page_end=_int(meta.get("page_end")),
+                    section=str(meta["section"]) if meta.get("section") else None,
+                )
+            )
+        return hits
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
