@@ -273,6 +273,49 @@ class SearchSettings(_Section):
     )
 
 
+class EnrichmentSettings(_Section):
+    openalex_base_url: str = Field(
+        "https://api.openalex.org", description="OpenAlex API base URL (tests point it at a local server)."
+    )
+    openalex_mailto: str = Field(
+        "", description="Contact e-mail sent to OpenAlex as `mailto` (its polite pool). Empty: none sent."
+    )
+    openalex_api_key: str = Field("", description="OpenAlex API key (`api_key` parameter). Empty: none.")
+    openalex_rate_limit: float = Field(
+        8.0, gt=0, description="Most OpenAlex requests per second (OpenAlex allows 10)."
+    )
+    semantic_scholar_base_url: str = Field(
+        "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL."
+    )
+    semantic_scholar_api_key: str = Field(
+        "", description="Semantic Scholar API key (`x-api-key` header). Empty: the shared, slower pool."
+    )
+    semantic_scholar_rate_limit: float = Field(
+        1.0, gt=0, description="Most Semantic Scholar requests per second (1 with a key; 429s back off)."
+    )
+    ror_base_url: str = Field("https://api.ror.org/v2", description="ROR API (v2) base URL.")
+    ror_client_id: str = Field("", description="ROR API client id (`Client-Id` header). Empty: none.")
+    ror_rate_limit: float = Field(5.0, gt=0, description="Most ROR API requests per second.")
+    enrichment_timeout: float = Field(
+        30.0, gt=0, description="Seconds before one enrichment HTTP request times out."
+    )
+    enrichment_max_retries: int = Field(
+        4, ge=0, description="Retries of a request after 429, 5xx or a network error (exponential backoff)."
+    )
+    enrichment_backoff: float = Field(
+        2.0, gt=0, description="First backoff delay in seconds (doubles per retry; `Retry-After` wins)."
+    )
+    enrichment_refresh_days: int = Field(
+        30, ge=0, description="`ingest enrich` looks a paper or researcher up again after this many days."
+    )
+    affiliation_match_threshold: float = Field(
+        90.0,
+        ge=0,
+        le=100,
+        description="Lowest score (0-100) at which a printed affiliation is matched to a ROR institution.",
+    )
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -299,6 +342,10 @@ class Settings:
     @cached_property
     def ingest(self) -> IngestSettings:
         return IngestSettings()
+
+    @cached_property
+    def enrichment(self) -> EnrichmentSettings:
+        return EnrichmentSettings()
 
     @cached_property
     def harvest(self) -> HarvestSettings:
@@ -350,6 +397,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     PagesSettings,
     RedisSettings,
     IngestSettings,
+    EnrichmentSettings,
     HarvestSettings,
     ParserSettings,
     ChunkSettings,

@@ -18,6 +18,7 @@ from catalog import arxiv_ids
 from catalog.db import make_engine, migrate
 from ingest import console as out
 from ingest import index_commands
+from ingest.enrich import commands as enrich_commands
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
 from ingest.sources import kaggle, listings
@@ -214,11 +215,17 @@ def demo_command(started_at: float | None) -> None:
     engine = catalogue()
     summary = import_files(engine, listings.read, [data / "arxiv" / "listings-20k.jsonl.gz"], "listings")
     summary.merge(import_files(engine, kaggle.read, [data / "pdfs" / "papers.jsonl"], "kaggle"))
+    papers_changed = bool(summary.added or summary.updated)
+    summary.merge(enrich_commands.demo_institutions(engine, data, papers_changed=papers_changed))
     index_commands.queue_demo(engine, started_at)
     _exit_for(summary)
 
 
 for _command in index_commands.COMMANDS:  # pdfs, fetch, abstracts, worker, status
+    cli.add_command(_command)
+
+
+for _command in enrich_commands.COMMANDS:  # enrich, ror, affiliations
     cli.add_command(_command)
 
 

@@ -1,0 +1,100 @@
+"""Enrichment provenance: what each outside source said, and how researcher identities changed.
+
+The figures shown on pages live on ``Paper`` and ``Researcher`` (``citation_count``, ``h_index`` …).
+They are *derived* from the rows here by the conflict rule in ``ingest.enrich.merge`` (see the
+README), so enriching from OpenAlex then Semantic Scholar gives the same catalogue as the other way
+round, and running a source again changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import DateTime, ForeignKey, Index, String, Text, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from catalog.models import Base
+
+OPENALEX = "openalex"
+SEMANTIC_SCHOLAR = "semanticscholar"
+SOURCES = (OPENALEX, SEMANTIC_SCHOLAR)  # also the order of preference on ties
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class PaperEnrichment(Base):
+    """One source's record of one paper: found (with its id and citation count) or not found."""
+
+    __tablename__ = "paper_enrichments"
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    source: Mapped[str] = mapped_column(String(32), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))  # "found" | "not_found"
+    external_id: Mapped[str | None] = mapped_column(String(64))
+    citation_count: Mapped[int | None]
+    checked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    __table_args__ = (Index("ix_paper_enrichments_source_checked", "source", "checked_at"),)
+
+
+class ResearcherEnrichment(Base):
+    """One source's profile of one researcher; the three figures always come from one profile."""
+
+    __tablename__ = "researcher_enrichments"
+
+    researcher_id: Mapped[int] = mapped_column(
+        ForeignKey("researchers.id", ondelete="CASCADE"), primary_key=True
+    )
+    source: Mapped[str] = mapped_column(String(32), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))  # "found" | "not_found"
+    external_id: Mapped[str | None] = mapped_column(String(64))
+    orcid: Mapped[str | None] = mapped_column(String(32))
+    h_index: Mapped[int | None]
+    citation_count: Mapped[int | None]
+    works_count: Mapped[int | None]
+    checked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+    __table_args__ = (Index("ix_researcher_enrichments_source_checked", "source", "checked_at"),)
+
+
+class ResearcherChange(Base):
+    """An identity decision taken by enrichment, kept so pages can redirect and people can audit.
+
+    ``merged``: researcher ``researcher_id`` was folded into ``other_id`` (the lower id survives; the
+    merged id no longer exists and should redirect). ``split``: an authorship of ``other_id`` was moved
+    to the new researcher ``researcher_id`` because the ids disagreed. ``conflict``: a merge was
+    refused because the two researchers carry different ORCIDs (or ids of one source).
+    """
+
+    __tablename__ = "researcher_changes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # "merged" | "split" | "conflict"
+    researcher_id: Mapped[int] = mapped_column(index=True)  # no FK: a merged researcher is gone
+    other_id: Mapped[int] = mapped_column(index=True)
+    source: Mapped[str] = mapped_column(String(32))
+    external_id: Mapped[str | None] = mapped_column(String(64))
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+def surviving_researcher_id(session: Session, researcher_id: int) -> int | None:
+    """The id a merged researcher now lives under (follows chains of merges), or None if not merged.
+
+    Researcher pages use this to redirect ``/researchers/<old id>`` after enrichment merged it.
+    """
+    seen = {researcher_id}
+    current = researcher_id
+    while True:
+        target = session.execute(
+            select(ResearcherChange.other_id)
+            .where(ResearcherChange.kind == "merged", ResearcherChange.researcher_id == current)
+            .order_by(ResearcherChange.id.desc())
+            .limit(1)
+        ).scalar_one_or_none()
+        if target is None or target in seen:
+            return None if current == researcher_id else current
+        seen.add(target)
+        current = target

@@ -1,0 +1,264 @@
+"""Institutions: name keys, resolution (internal id, ROR id, name, alias, acronym) and page queries.
+
+Every name an institution goes by is stored once more as an ``InstitutionName`` key (see
+:func:`institution_key`), so resolving a name is one indexed lookup. Results are plain dataclasses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select, union
+from sqlalchemy.orm import Session
+
+from catalog.models import (
+    Affiliation,
+    Authorship,
+    Institution,
+    InstitutionName,
+    Paper,
+    Researcher,
+    ResearcherInstitution,
+)
+from catalog.names import fold
+from catalog.queries import Page, PaperSummary, authors_of, slugify
+
+# ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
+_ROR_ID = re.compile(r"^(?:https?://)?(?:www\.)?(?:ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})/?$", re.I)
+_PAREN = re.compile(r"\s*\([^)]*\)\s*")
+# Lookup order when one key names several institutions: its display name first, acronyms last.
+KIND_RANK = {"name": 0, "label": 1, "alias": 2, "acronym": 3}
+
+
+def institution_key(name: str) -> str:
+    """The lookup key of an institution name: accents, case and punctuation folded, the same
+    ``catalog.names.fold`` as people's names. ``"Universität Zürich"`` → ``"universitat zurich"``."""
+    return fold(name)
+
+
+def name_variants(name: str) -> list[str]:
+    """The keys one name is stored under: itself and, for ROR's ``"Google (United States)"`` style,
+    the name without its parenthetical (so a printed "Google" finds it)."""
+    keys = [institution_key(name)]
+    bare = _PAREN.sub(" ", name).strip()
+    if bare and bare != name:
+        keys.append(institution_key(bare))
+    return [k for k in dict.fromkeys(keys) if k]
+
+
+def ror_id_of(text: str) -> str | None:
+    """The bare ROR id in ``text`` (``https://ror.org/05dxps055``, ``ror.org/05dxps055`` or the id
+    alone), lower-cased; None when it is not one."""
+    match = _ROR_ID.match(text.strip())
+    return match.group(1).lower() if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionSummary:
+    id: int
+    name: str
+    ror_id: str | None
+    country_code: str | None
+    country_name: str | None
+    city: str | None
+    website: str | None
+    status: str | None
+    types: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    acronyms: list[str] = field(default_factory=list)
+    links: dict[str, Any] = field(default_factory=dict)
+    established: int | None = None
+    openalex_id: str | None = None
+
+    @property
+    def slug(self) -> str:
+        return slugify(self.name)
+
+    @property
+    def path(self) -> str:
+        return f"/institutions/{self.id}-{self.slug}"
+
+    @property
+    def ror_url(self) -> str | None:
+        return f"https://ror.org/{self.ror_id}" if self.ror_id else None
+
+
+def _summary(row: Institution) -> InstitutionSummary:
+    return InstitutionSummary(
+        id=row.id,
+        name=row.name,
+        ror_id=row.ror_id,
+        country_code=row.country_code,
+        country_name=row.country_name,
+        city=row.city,
+        website=row.website,
+        status=row.status,
+        types=list(row.types or []),
+        aliases=list(row.aliases or []),
+        acronyms=list(row.acronyms or []),
+        links=dict(row.links or {}),
+        established=row.established,
+        openalex_id=row.openalex_id,
+    )
+
+
+def get_institution(session: Session, institution_id: int) -> InstitutionSummary | None:
+    row = session.get(Institution, institution_id)
+    return _summary(row) if row else None
+
+
+def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionSummary]:
+    """Institutions a reference may mean, best first.
+
+    ``text`` may be an internal id (``"42"`` or ``"42-some-slug"``), a ROR id in any of its written
+    forms, or a name, alias, acronym or label in any case and accenting. Among several institutions
+    with one name, those whose display name it is come first, then labels, aliases, acronyms; active
+    records before inactive or withdrawn ones.
+    """
+    text = text.strip()
+    if not text:
+        return []
+    head = text.split("-", 1)[0]
+    if head.isdigit():
+        found = get_institution(session, int(head))
+        return [found] if found else []
+    ror_id = ror_id_of(text)
+    if ror_id:
+        row = session.execute(select(Institution).where(Institution.ror_id == ror_id)).scalar_one_or_none()
+        if row is not None:
+            return [_summary(row)]
+    keys = name_variants(text)
+    rows = session.execute(
+        select(Institution, InstitutionName.kind)
+        .join(InstitutionName, InstitutionName.institution_id == Institution.id)
+        .where(InstitutionName.name_key.in_(keys))
+    ).all()
+    best: dict[int, tuple[tuple[int, int, int], Institution]] = {}
+    for institution, kind in rows:
+        rank = (KIND_RANK.get(kind, 9), 0 if institution.status in (None, "active") else 1, institution.id)
+        held = best.get(institution.id)
+        if held is None or rank < held[0]:
+            best[institution.id] = (rank, institution)
+    ordered = sorted(best.values(), key=lambda item: item[0])
+    return [_summary(institution) for _, institution in ordered[:limit]]
+
+
+def resolve_institution(session: Session, text: str) -> InstitutionSummary | None:
+    """The one institution ``text`` names (see :func:`find_institutions`), or None."""
+    found = find_institutions(session, text, limit=1)
+    return found[0] if found else None
+
+
+# -- what an institution page lists --------------------------------------------------------------
+
+
+def _paper_ids(institution_id: int) -> Any:
+    return select(Affiliation.paper_id).where(Affiliation.institution_id == institution_id).distinct()
+
+
+def count_institution_papers(session: Session, institution_id: int) -> int:
+    return session.execute(
+        select(func.count()).select_from(_paper_ids(institution_id).subquery())
+    ).scalar_one()
+
+
+def institution_papers(
+    session: Session, institution_id: int, *, page: int = 1, size: int = 24
+) -> Page[PaperSummary]:
+    """Papers with at least one author affiliated with the institution, newest first."""
+    total = count_institution_papers(session, institution_id)
+    rows = session.execute(
+        select(
+            Paper.id, Paper.arxiv_id, Paper.title, Paper.abstract, Paper.primary_category, Paper.activity_on
+        )
+        .where(Paper.id.in_(_paper_ids(institution_id)))
+        .order_by(Paper.activity_on.desc().nulls_last(), Paper.id.desc())
+        .limit(size)
+        .offset((page - 1) * size)
+    ).all()
+    authors = authors_of(session, [r.id for r in rows])
+    items = [
+        PaperSummary(
+            r.arxiv_id, r.title, r.abstract, authors.get(r.id, []), r.primary_category, r.activity_on
+        )
+        for r in rows
+    ]
+    return Page(items, page, size, total)
+
+
+@dataclass(frozen=True, slots=True)
+class AffiliatedResearcher:
+    id: int
+    name: str
+    papers: int  # papers in this archive on which they list this institution
+    h_index: int | None
+
+    @property
+    def path(self) -> str:
+        return f"/researchers/{self.id}-{slugify(self.name)}"
+
+
+def institution_researchers(
+    session: Session, institution_id: int, *, limit: int = 100
+) -> list[AffiliatedResearcher]:
+    """Researchers who list the institution on a paper here (most such papers first), then those
+    OpenAlex knows to be affiliated (``ResearcherInstitution``) with no paper here."""
+    on_papers = (
+        select(Authorship.researcher_id.label("rid"), Affiliation.paper_id.label("pid"))
+        .join(
+            Affiliation,
+            (Affiliation.paper_id == Authorship.paper_id)
+            & (Affiliation.author_position == Authorship.position),
+        )
+        .where(Affiliation.institution_id == institution_id, Authorship.researcher_id.is_not(None))
+        .distinct()
+        .subquery()
+    )
+    counted = session.execute(
+        select(Researcher.id, Researcher.display_name, Researcher.h_index, func.count(on_papers.c.pid))
+        .join(on_papers, on_papers.c.rid == Researcher.id)
+        .group_by(Researcher.id, Researcher.display_name, Researcher.h_index)
+        .order_by(func.count(on_papers.c.pid).desc(), Researcher.id)
+        .limit(limit)
+    ).all()
+    result = [AffiliatedResearcher(rid, name, n, h) for rid, name, h, n in counted]
+    if len(result) < limit:
+        seen = union(
+            select(on_papers.c.rid), select(Researcher.id).where(Researcher.id.in_([r.id for r in result]))
+        )
+        known = session.execute(
+            select(Researcher.id, Researcher.display_name, Researcher.h_index)
+            .join(ResearcherInstitution, ResearcherInstitution.researcher_id == Researcher.id)
+            .where(ResearcherInstitution.institution_id == institution_id, Researcher.id.not_in(seen))
+            .distinct()
+            .order_by(Researcher.id)
+            .limit(limit - len(result))
+        ).all()
+        result += [AffiliatedResearcher(rid, name, 0, h) for rid, name, h in known]
+    return result
+
+
+def institutions_with_papers(
+    session: Session, *, page: int = 1, size: int = 24
+) -> Page[tuple[InstitutionSummary, int]]:
+    """Institutions that have papers here, with their paper counts, most papers first (the list page)."""
+    counts = (
+        select(
+            Affiliation.institution_id.label("iid"),
+            func.count(func.distinct(Affiliation.paper_id)).label("n"),
+        )
+        .where(Affiliation.institution_id.is_not(None))
+        .group_by(Affiliation.institution_id)
+        .subquery()
+    )
+    total = session.execute(select(func.count()).select_from(counts)).scalar_one()
+    rows = session.execute(
+        select(Institution, counts.c.n)
+        .join(counts, counts.c.iid == Institution.id)
+        .order_by(counts.c.n.desc(), Institution.name, Institution.id)
+        .limit(size)
+        .offset((page - 1) * size)
+    ).all()
+    return Page([(_summary(i), n) for i, n in rows], page, size, total)
