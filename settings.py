@@ -186,6 +186,13 @@ class WorkerSettings(_Section):
         description="Run the indexing worker as a background thread of the web app when no Redis is "
         "configured (the embedded default). Off: run `python -m ingest worker` yourself.",
     )
+    worker_queue: str = Field(
+        "wovepaper",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="Name of the job queue on Redis (deployments sharing one Redis use different names).",
+    )
     worker_max_attempts: int = Field(
         3, ge=1, le=50, description="Attempts per job before it is marked failed with its last reason."
     )

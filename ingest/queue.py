@@ -39,6 +39,9 @@ from settings import Settings
 log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+# SAQ's sweep takes a dead worker's job out of the queue for up to 5 s (waiting for an abort) before
+# it retries it: "empty" must hold longer than that before an --until-empty worker stops.
+EMPTY_FOR = 7.0
 ACTIVE = (QUEUED, RUNNING)
 
 
@@ -232,11 +235,11 @@ class SaqQueue:
         self.timeout = timeout
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, name: str = "wovepaper") -> SaqQueue:
+    def from_settings(cls, settings: Settings) -> SaqQueue:
         conf = settings.worker
         return cls(
             settings.redis.redis_url,
-            name=name,
+            name=conf.worker_queue,
             # SAQ counts runs; the catalogue counts attempts per paper and decides when to give up,
             # so SAQ may deliver a little more often (runs cut short by a dead worker).
             retries=conf.worker_max_attempts + 2,
@@ -314,12 +317,20 @@ class SaqQueue:
         until_empty: bool = False,
         reconcile: Callable[[SaqQueue, SaqClientQueue], Awaitable[None]] | None = None,
         reconcile_every: float = 30.0,
+        unfinished: Callable[[], Awaitable[int]] | None = None,
     ) -> None:
         """Work jobs one at a time until SIGINT/SIGTERM, or with ``until_empty`` until no job is
-        queued, running or waiting for a retry. ``reconcile`` runs at start and every
-        ``reconcile_every`` seconds (it re-enqueues what the catalogue says is unfinished)."""
+        queued, running or waiting for a retry and ``unfinished()`` (the catalogue's view) is 0.
+        ``reconcile`` runs at start and every ``reconcile_every`` seconds (it re-enqueues what the
+        catalogue says is unfinished but Redis lost)."""
         asyncio.run(
-            self._run(handler, until_empty=until_empty, reconcile=reconcile, reconcile_every=reconcile_every)
+            self._run(
+                handler,
+                until_empty=until_empty,
+                reconcile=reconcile,
+                reconcile_every=reconcile_every,
+                unfinished=unfinished,
+            )
         )
 
     async def _run(
@@ -329,6 +340,7 @@ class SaqQueue:
         until_empty: bool,
         reconcile: Callable[[SaqQueue, SaqClientQueue], Awaitable[None]] | None,
         reconcile_every: float,
+        unfinished: Callable[[], Awaitable[int]] | None,
     ) -> None:
         queue = self._queue()
         await queue.connect()
@@ -351,6 +363,7 @@ class SaqQueue:
 
         async def housekeeping() -> None:
             last = time.monotonic()
+            empty_since: float | None = None
             while True:
                 await asyncio.sleep(1.0)
                 if reconcile is not None and time.monotonic() - last >= reconcile_every:
@@ -359,7 +372,16 @@ class SaqQueue:
                         await reconcile(self, queue)
                     except Exception:  # keep working; the next round retries
                         log.exception("reconciling the catalogue with the queue failed")
-                if until_empty and await queue.count("incomplete") == 0:
+                if not until_empty:
+                    continue
+                empty = await queue.count("incomplete") == 0 and (
+                    unfinished is None or await unfinished() == 0
+                )
+                if not empty:
+                    empty_since = None
+                elif empty_since is None:
+                    empty_since = time.monotonic()
+                elif time.monotonic() - empty_since >= EMPTY_FOR:
                     worker.event.set()  # start() waits on this event, then stops cleanly
                     return
 

@@ -89,16 +89,30 @@ class JobRunner:
         self.pipeline = pipeline
         self.max_attempts = settings.worker.worker_max_attempts
 
-    def run(self, spec: JobSpec, *, queue_attempt: int, run_id: str) -> Outcome:
+    def run(
+        self,
+        spec: JobSpec,
+        *,
+        queue_attempt: int,
+        run_id: str,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Outcome:
         """Done, failed or skipped (already finished); raises :class:`RetryLater` or
-        :class:`~ingest.pipeline.Interrupted`."""
+        :class:`~ingest.pipeline.Interrupted` (when ``should_stop`` turns true). One job at a
+        time per runner."""
         try:
             job = spec.job()
         except ValueError as exc:
             return Outcome("failed", str(exc))
-        if isinstance(job, PdfJob):
-            return self._run_pdf(job, run_id)
-        return self._run_abstracts(job, queue_attempt)
+        default = self.pipeline.should_stop
+        if should_stop is not None:
+            self.pipeline.should_stop = should_stop
+        try:
+            if isinstance(job, PdfJob):
+                return self._run_pdf(job, run_id)
+            return self._run_abstracts(job, queue_attempt)
+        finally:
+            self.pipeline.should_stop = default
 
     # -- one PDF -----------------------------------------------------------------------------------
 
@@ -509,8 +523,7 @@ def run_saq_worker(
     until_empty: bool = False,
 ) -> None:
     queue = queue or SaqQueue.from_settings(settings)
-    stop = threading.Event()
-    pipeline = Pipeline(settings, engine, store, embedder, should_stop=stop.is_set)
+    pipeline = Pipeline(settings, engine, store, embedder)
     runner = JobRunner(settings, engine, pipeline)
     name = worker_name()
     beat_every = settings.worker.worker_lease_seconds / 3
@@ -518,8 +531,9 @@ def run_saq_worker(
 
     async def handle(spec: JobSpec, attempt: int, beat: Callable[[], Awaitable[None]]) -> dict[str, str]:
         run_id = f"{name}:{uuid.uuid4().hex[:10]}"
+        stop = threading.Event()  # this job's: set when SAQ cancels it (shutdown, abort)
         task = asyncio.ensure_future(
-            asyncio.to_thread(runner.run, spec, queue_attempt=attempt, run_id=run_id)
+            asyncio.to_thread(runner.run, spec, queue_attempt=attempt, run_id=run_id, should_stop=stop.is_set)
         )
         try:
             while True:
@@ -541,11 +555,16 @@ def run_saq_worker(
     async def reconcile(saq: SaqQueue, client: Any) -> None:
         await reconcile_with_catalogue(settings, engine, saq, client)
 
+    async def unfinished() -> int:
+        return len(await asyncio.to_thread(status.unfinished, engine))
+
     log.info(
         "worker %s started (SAQ queue %r on %s, %s)", name, queue.name, settings.redis.redis_url, store.where
     )
     try:
-        queue.run_worker(handle, until_empty=until_empty, reconcile=reconcile, reconcile_every=30.0)
+        queue.run_worker(
+            handle, until_empty=until_empty, reconcile=reconcile, reconcile_every=30.0, unfinished=unfinished
+        )
     finally:
         pipeline.close()
         reporter.drained()

@@ -15,12 +15,14 @@ import threading
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-import onnxruntime as ort
-from openai import OpenAI
-from tokenizers import Tokenizer
+
+if TYPE_CHECKING:  # imported where used: a process needs only one of the two backends
+    import onnxruntime as ort
+    from openai import OpenAI
+    from tokenizers import Tokenizer
 
 MINILM_NAME = "all-MiniLM-L6-v2-int8"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -68,6 +70,8 @@ class MiniLMEmbedder:
 
     @cached_property
     def _session(self) -> ort.InferenceSession:
+        import onnxruntime as ort
+
         model, _ = minilm_files()
         if not model.is_file():
             raise EmbedderError(f"embedding model missing: {model}")
@@ -81,6 +85,8 @@ class MiniLMEmbedder:
 
     @cached_property
     def _tokenizer(self) -> Tokenizer:
+        from tokenizers import Tokenizer
+
         _, path = minilm_files()
         if not path.is_file():
             raise EmbedderError(f"tokenizer missing: {path}")
@@ -134,9 +140,15 @@ class OpenAIEmbedder:
         self.dim = dim
         self.model = model
         self.batch_size = batch_size
-        self._client = OpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY", "none"), timeout=timeout
-        )
+        self.base_url = base_url
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY", "none")
+        self.timeout = timeout
+
+    @cached_property
+    def _client(self) -> OpenAI:
+        from openai import OpenAI
+
+        return OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []

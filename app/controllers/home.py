@@ -7,6 +7,7 @@ from typing import Any
 from litestar import Request, Response, get
 
 from app.asgi import PAGE_OPT
+from app.controllers import ingest_status
 from app.rendering import AppPages, View
 from app.services import DB, AppServices
 from catalog.queries import catalogue_stats, newest_papers, top_categories
@@ -24,6 +25,7 @@ def home(request: Request[Any, Any, Any], pages: AppPages, db: DB, services: App
                 "newest": newest_papers(db, page=1, size=services.settings.server.page_size),
                 "categories": top_categories(db, limit=30),
                 "stats": catalogue_stats(db),
+                "indexing": ingest_status.summary(db, services),
             },
         )
 
