@@ -115,7 +115,7 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
     ``text`` may be an internal id (``"42"`` or ``"42-some-slug"``), a ROR id in any of its written
     forms, or a name, alias, acronym or label in any case and accenting. Among several institutions
     with one name, those whose display name it is come first, then labels, aliases, acronyms; active
-    records before inactive or withdrawn ones.
+    records before inactive or withdrawn ones; then those with more papers here.
     """
     text = text.strip()
     if not text:
@@ -135,9 +135,18 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
         .join(InstitutionName, InstitutionName.institution_id == Institution.id)
         .where(InstitutionName.name_key.in_(keys))
     ).all()
-    best: dict[int, tuple[tuple[int, int, int], Institution]] = {}
+    # Among namesakes ("MIT": Massachusetts, Melbourne …) the one with most papers here comes first.
+    papers = dict(
+        session.execute(
+            select(Affiliation.institution_id, func.count(func.distinct(Affiliation.paper_id)))
+            .where(Affiliation.institution_id.in_({i.id for i, _ in rows}))
+            .group_by(Affiliation.institution_id)
+        ).all()
+    )
+    best: dict[int, tuple[tuple[int, int, int, int], Institution]] = {}
     for institution, kind in rows:
-        rank = (KIND_RANK.get(kind, 9), 0 if institution.status in (None, "active") else 1, institution.id)
+        active = 0 if institution.status in (None, "active") else 1
+        rank = (KIND_RANK.get(kind, 9), active, -papers.get(institution.id, 0), institution.id)
         held = best.get(institution.id)
         if held is None or rank < held[0]:
             best[institution.id] = (rank, institution)

@@ -157,6 +157,8 @@ def test_demo_affiliations_are_matched_to_institutions(engine: Engine, shared_da
     with Session(engine) as s:
         stanford = resolve_institution(s, "Stanford University")
         assert stanford is not None
+        mit = resolve_institution(s, "MIT")  # namesakes by acronym: the one with papers here first
+        assert mit is not None and mit.name == "Massachusetts Institute of Technology"
         papers = institution_papers(s, stanford.id)
         assert {"2301.11305", "2203.14465", "2205.14135"} <= {p.arxiv_id for p in papers.items}
         people = {r.name: r for r in institution_researchers(s, stanford.id)}
