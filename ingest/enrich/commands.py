@@ -11,9 +11,10 @@ import click
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from catalog import arxiv_ids as arxiv_ids_module
 from catalog.db import make_engine, migrate
 from catalog.enrichment import OPENALEX, SEMANTIC_SCHOLAR
-from catalog.models import Institution
+from catalog.models import Institution, Paper
 from ingest import console as out
 from ingest.enrich.affiliations import AffiliationMatcher, LazyMatcher
 from ingest.enrich.institutions import import_ror
@@ -80,7 +81,18 @@ def enrich_command(
     Papers first (citation counts, author positions, identities, affiliations), then the profiles of
     the researchers those gave ids to (h-index, citations, works total, ORCID, institutions)."""
     settings = get_settings().enrichment
+    try:
+        wanted = tuple(dict.fromkeys(arxiv_ids_module.canonical(i) for i in arxiv_ids))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--arxiv-id") from exc
     engine = _catalogue()
+    if wanted:
+        with Session(engine) as session:
+            held = set(session.execute(select(Paper.arxiv_id).where(Paper.arxiv_id.in_(wanted))).scalars())
+        for missing in (i for i in wanted if i not in held):
+            out.console.print(
+                f"[yellow]{missing} is not in the catalogue[/]: import it first", highlight=False
+            )
     sources = [OPENALEX, SEMANTIC_SCHOLAR] if source == "all" else [source]
     enricher = Enricher(
         engine,
@@ -94,7 +106,7 @@ def enrich_command(
     stages += [("researchers", s) for s in sources if only in ("researchers", "all")]
     for what, name in stages:
         if what == "papers":
-            ids = enricher.due_papers(name, limit=limit, arxiv_ids=arxiv_ids)
+            ids = enricher.due_papers(name, limit=limit, arxiv_ids=wanted)
         else:
             ids = enricher.due_researchers(name, limit=limit)
         started = time.perf_counter()
