@@ -12,6 +12,7 @@ failure, MuPDF's or ours, becomes a reason; a crash or a hang is the parent's to
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import struct
@@ -85,6 +86,11 @@ def main(argv: list[str]) -> int:
         if header is None or data is None:
             return 0
         request = json.loads(header)
+        # A backstop for a child whose parent died mid-document (nobody left to enforce the
+        # wall-clock limit): the kernel stops it after this much more CPU time.
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        cpu_budget = math.ceil(used.ru_utime + used.ru_stime + 2 * request["timeout_seconds"] + 5)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_budget, resource.RLIM_INFINITY))
         reply: dict[str, Any]
         try:
             result = parse_document(

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from catalog.text import scrub
 
 if TYPE_CHECKING:
     from settings import ParserSettings
 
 HiddenReason = Literal["white", "tiny", "invisible", "transparent", "off-page"]
+HIDDEN_REASONS: frozenset[str] = frozenset(get_args(HiddenReason))
 
 
 class PdfRejected(Exception):
@@ -95,30 +98,59 @@ class ParsedPdf:
         return [h.text for h in self.hidden]
 
 
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return scrub(value)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TypeError(f"expected a count, got {value!r}")
+    return value
+
+
 def parsed_from_wire(reply: dict[str, Any], *, sha256: str, parser: str, parser_version: str) -> ParsedPdf:
-    """Rebuild the child's JSON reply (see ``ingest.pdf.child``) as typed values."""
-    meta = reply.get("metadata")
+    """Rebuild the child's JSON reply (see ``ingest.pdf.child``) as typed values. The child runs
+    MuPDF on hostile input, so its answer is checked like any untrusted input: every field has its
+    type, every string is scrubbed again. Raises TypeError/ValueError/KeyError when it is malformed."""
+    meta = reply["metadata"]
     metadata = None
     if meta is not None:
-        date = meta.get("date")
+        date = _optional_text(meta.get("date"))
+        version = meta.get("version")
         metadata = PdfMetadata(
-            arxiv_id=meta.get("arxiv_id"),
-            version=meta.get("version"),
-            primary_category=meta.get("primary_category"),
+            arxiv_id=_optional_text(meta.get("arxiv_id")),
+            version=None if version is None else _count(version),
+            primary_category=_optional_text(meta.get("primary_category")),
             date=dt.date.fromisoformat(date) if date else None,
-            title=meta.get("title"),
-            authors=list(meta.get("authors") or []),
-            abstract=meta.get("abstract"),
+            title=_optional_text(meta.get("title")),
+            authors=[_text(a) for a in meta.get("authors") or []],
+            abstract=_optional_text(meta.get("abstract")),
         )
+    hidden = []
+    for item in reply["hidden"]:
+        reason = item["reason"]
+        if reason not in HIDDEN_REASONS:
+            raise ValueError(f"unknown hidden-text reason {reason!r}")
+        hidden.append(HiddenText(page=_count(item["page"]), reason=reason, text=_text(item["text"])))
     return ParsedPdf(
         pages=[
-            PdfPage(number=p["number"], text=p["text"], headings=[(int(o), h) for o, h in p["headings"]])
+            PdfPage(
+                number=_count(p["number"]),
+                text=_text(p["text"]),
+                headings=[(_count(offset), _text(heading)) for offset, heading in p["headings"]],
+            )
             for p in reply["pages"]
         ],
-        hidden=[HiddenText(page=h["page"], reason=h["reason"], text=h["text"]) for h in reply["hidden"]],
+        hidden=hidden,
         metadata=metadata,
         parser=parser,
         parser_version=parser_version,
-        page_count=reply["page_count"],
+        page_count=_count(reply["page_count"]),
         sha256=sha256,
     )

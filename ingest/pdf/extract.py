@@ -47,17 +47,14 @@ class _Hidden:
     def __init__(self, page: int) -> None:
         self.page = page
         self.found: list[dict[str, Any]] = []
-        self._open = False
+        self.open = False  # the last span was hidden: the next hidden span may extend its run
 
     def add(self, reason: HiddenReason, text: str) -> None:
-        if self._open and self.found[-1]["reason"] == reason:
+        if self.open and self.found[-1]["reason"] == reason:
             self.found[-1]["text"] += text
         else:
             self.found.append({"page": self.page, "reason": reason, "text": text})
-            self._open = True
-
-    def interrupt(self) -> None:
-        self._open = False
+            self.open = True
 
     def result(self) -> list[dict[str, Any]]:
         out = []
@@ -152,7 +149,7 @@ def read_page(page: pymupdf.Page, number: int, max_chars: int) -> tuple[RawPage,
                     if front:
                         marked.append(text)
                     continue
-                hidden.interrupt()
+                hidden.open = False
                 total += n
                 if n > longest:
                     longest, size = n, span["size"]

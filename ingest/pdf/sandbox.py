@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from catalog.text import scrub
 from ingest.pdf.child import FRAME
 from ingest.pdf.document import ParsedPdf, PdfLimits, PdfRejected, parsed_from_wire
 
@@ -69,7 +70,13 @@ class _Child:
 
     def parse(self, data: bytes, limits: PdfLimits) -> dict[str, Any]:
         """Send one document, wait for the reply; raises PdfRejected (the child is then dead)."""
-        header = json.dumps({"max_pages": limits.max_pages, "max_chars_per_page": limits.max_chars_per_page})
+        header = json.dumps(
+            {
+                "max_pages": limits.max_pages,
+                "max_chars_per_page": limits.max_chars_per_page,
+                "timeout_seconds": limits.timeout_seconds,
+            }
+        )
         self.uses += 1
         assert self.proc.stdin is not None
         try:
@@ -164,15 +171,24 @@ class PdfParserPool:
         sha256 = hashlib.sha256(data).hexdigest()
         child = self._checkout(limits.memory_bytes)
         reply = child.parse(data, limits)  # on PdfRejected the child is already dead
+        parsed: ParsedPdf | None = None
+        try:
+            if reply["ok"]:
+                parsed = parsed_from_wire(
+                    reply["result"], sha256=sha256, parser=PARSER_NAME, parser_version=PARSER_VERSION
+                )
+            else:
+                reason = scrub(str(reply["reason"]))[:500]
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            child.kill()
+            raise PdfRejected(f"the parser process sent a malformed answer ({error})") from error
         if reply.get("retire"):
             child.close()
         else:
             self._checkin(child)
-        if not reply.get("ok"):
-            raise PdfRejected(str(reply.get("reason") or "the parser gave no reason"))
-        return parsed_from_wire(
-            reply["result"], sha256=sha256, parser=PARSER_NAME, parser_version=PARSER_VERSION
-        )
+        if parsed is None:
+            raise PdfRejected(reason)
+        return parsed
 
     def _checkout(self, memory_bytes: int) -> _Child:
         with self._lock:

@@ -185,6 +185,11 @@ def test_children_run_under_an_address_space_limit(pool: PdfParserPool) -> None:
     limits = Path(f"/proc/{child.pid}/limits").read_text()
     address_space = next(line for line in limits.splitlines() if line.startswith("Max address space"))
     assert address_space.split()[3:5] == [str(1100 * 2**20)] * 2
+    core = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+    assert core.split()[4:6] == ["0", "0"]
+    # The CPU-time backstop for an orphaned child: twice the wall-clock limit plus 5 s, set per document.
+    cpu = next(line for line in limits.splitlines() if line.startswith("Max cpu time"))
+    assert 2 * 60 + 5 <= int(cpu.split()[3]) <= 2 * 60 + 5 + 30
     # A different memory limit gets a child of its own.
     pool.parse(HELLO, PdfLimits(memory_bytes=1200 * 2**20))
     assert {c.pid for c in parser_children()} != {child.pid}

@@ -9,6 +9,7 @@ import pytest
 
 from ingest.pdf import PdfLimits
 from ingest.pdf.cleaning import clean, join_lines
+from ingest.pdf.document import parsed_from_wire
 from ingest.pdf.frontmatter import front_matter, parse_stamp
 from ingest.pdf.layout import (
     Block,
@@ -78,6 +79,15 @@ def test_two_columns_are_read_left_then_right_between_full_width_blocks() -> Non
     page = RawPage(1, W, H, [right2, right1, title, left2, left1, right3, left3, figure])
     order_blocks(page)
     assert page.blocks == [title, left1, left2, right1, right2, figure, left3, right3]
+
+
+def test_a_block_mixing_both_columns_is_split_and_ordered() -> None:
+    # MuPDF put the right column's lines first and the left column's after them in one block.
+    right = [line(f"right line {i} of the second column text", 320, 100 + 12 * i, 560) for i in range(6)]
+    left = [line(f"left line {i} of the first column text", 50, 100 + 12 * i, 290) for i in range(6)]
+    page = RawPage(3, W, H, [Block(right + left)])
+    order_blocks(page)
+    assert [li.text for b in page.blocks for li in b.lines] == [li.text for li in left + right]
 
 
 def test_single_column_pages_and_author_grids_keep_stream_order() -> None:
@@ -267,3 +277,41 @@ def test_limits_refuse_less_than_a_gibibyte_or_non_positive_values() -> None:
         PdfLimits(memory_bytes=512 * 2**20)
     with pytest.raises(ValueError, match="positive"):
         PdfLimits(max_pages=0)
+
+
+# --- the child's answer is untrusted ---------------------------------------------------------
+
+
+def wire(**changes: object) -> dict:
+    reply: dict = {
+        "pages": [{"number": 1, "text": "Body text.", "headings": [[0, "Body text."]]}],
+        "hidden": [{"page": 1, "reason": "white", "text": "hidden"}],
+        "metadata": {"arxiv_id": "1706.03762", "version": 5, "date": "2017-12-06", "authors": ["A B"]},
+        "page_count": 1,
+    }
+    reply.update(changes)
+    return reply
+
+
+def test_a_well_formed_answer_is_rebuilt_and_scrubbed_again() -> None:
+    reply = wire(pages=[{"number": 1, "text": "Body\x00 text\ud800.", "headings": []}])
+    parsed = parsed_from_wire(reply, sha256="ab", parser="pymupdf", parser_version="v")
+    assert parsed.pages[0].text == "Body text."
+    assert parsed.metadata is not None and parsed.metadata.date == dt.date(2017, 12, 6)
+    assert parsed.hidden_text == ["hidden"] and parsed.page_count == 1
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"pages": [{"number": "1", "text": "x", "headings": []}]},
+        {"pages": [{"number": 1, "text": 7, "headings": []}]},
+        {"hidden": [{"page": 1, "reason": "because", "text": "x"}]},
+        {"metadata": {"version": -1}},
+        {"metadata": {"date": "yesterday"}},
+        {"page_count": True},
+    ],
+)
+def test_a_malformed_answer_is_refused(changes: dict) -> None:
+    with pytest.raises((TypeError, ValueError, KeyError)):
+        parsed_from_wire(wire(**changes), sha256="ab", parser="pymupdf", parser_version="v")
