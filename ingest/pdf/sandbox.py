@@ -4,8 +4,10 @@ is not thread-safe, so it never runs in the caller's process.
 Each child (``python -m ingest.pdf.child``, started with ``subprocess``, never a bare fork) limits
 its own address space and parses one document at a time; the parent enforces the wall-clock
 timeout and kills the child when it passes. Children are reused for the next document (starting
-one costs ~0.3 s) but retired after any failure, after ``max_uses`` documents, or after
-``idle_seconds`` unused. Safe to call from many threads: each call has a child to itself.
+one costs 0.3-1 s) but retired after a crash, a timeout or an unexpected error, when their heap
+grew past 512 MiB, after ``max_uses`` documents, or after ``idle_seconds`` unused. A rejection by
+our own checks (encrypted, over a limit, no text) keeps the child. Safe to call from many
+threads: each call has a child to itself; the answer is validated before it is trusted.
 """
 
 from __future__ import annotations
@@ -170,7 +172,11 @@ class PdfParserPool:
             raise PdfRejected("not a PDF (no %PDF- header in the first 1024 bytes)")
         sha256 = hashlib.sha256(data).hexdigest()
         child = self._checkout(limits.memory_bytes)
-        reply = child.parse(data, limits)  # on PdfRejected the child is already dead
+        try:
+            reply = child.parse(data, limits)  # on PdfRejected the child is already dead
+        except BaseException:  # e.g. KeyboardInterrupt mid-read: the child's state is unknown
+            child.kill()
+            raise
         parsed: ParsedPdf | None = None
         try:
             if reply["ok"]:
