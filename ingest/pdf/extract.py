@@ -83,24 +83,29 @@ def _dark_backgrounds(page: pymupdf.Page) -> list[pymupdf.Rect]:
     return rects
 
 
-def _hidden_reason(span: dict[str, Any], width: float, height: float) -> HiddenReason | None:
-    flags = span["char_flags"]
-    if not flags & _PAINTED:
+def _hidden_reason(
+    span: dict[str, Any], width: float, height: float, ocr_layer: bool = False
+) -> HiddenReason | None:
+    painted = span["char_flags"] & _PAINTED
+    if not painted and not ocr_layer:
         return "invisible"  # render mode 3 (or 7): drawn with neither fill nor stroke
-    if span["alpha"] < MIN_ALPHA:
+    if painted and span["alpha"] < MIN_ALPHA:  # MuPDF gives unpainted text alpha 0
         return "transparent"
     if span["size"] < TINY_POINTS:
         return "tiny"
     x0, y0, x1, y1 = span["bbox"]
     if x1 <= 0 or y1 <= 0 or x0 >= width or y0 >= height:
         return "off-page"
-    if _is_white(span["color"]):
+    if painted and _is_white(span["color"]):
         return "white"
     return None
 
 
-def read_page(page: pymupdf.Page, number: int, max_chars: int) -> tuple[RawPage, list[dict[str, Any]], str]:
+def read_page(
+    page: pymupdf.Page, number: int, max_chars: int, *, ocr_layer: bool = False
+) -> tuple[RawPage, list[dict[str, Any]], str]:
     """One page as blocks of visible lines, its hidden text, and the arXiv stamp text if present.
+    With ``ocr_layer``, invisible text counts as visible (see :func:`_is_ocr_layer`).
 
     The span loop is the parser's hot path (~1,000 spans a page): ordinary visible spans take one
     combined test; only the rest go through :func:`_hidden_reason`.
@@ -132,8 +137,7 @@ def read_page(page: pymupdf.Page, number: int, max_chars: int) -> tuple[RawPage,
                     and span["alpha"] >= MIN_ALPHA
                     and span["size"] >= TINY_POINTS
                     and span["color"] & _WHITE_MASK != _WHITE_MASK
-                ):
-                    reason = _hidden_reason(span, width, height)
+                ) and (reason := _hidden_reason(span, width, height, ocr_layer)):
                     if reason == "white":
                         if backgrounds is None:
                             backgrounds = _dark_backgrounds(page)
@@ -184,6 +188,19 @@ def read_page(page: pymupdf.Page, number: int, max_chars: int) -> tuple[RawPage,
             f"page {number} has {chars:,} characters of text; the limit is {max_chars:,} per page"
         )
     return raw, hidden.result(), stamp
+
+
+def _is_ocr_layer(page: pymupdf.Page, raw: RawPage, hidden: list[dict[str, Any]]) -> bool:
+    """A scanned page with OCR text: images cover at least half of it and nearly all its text is
+    invisible (render mode 3 over the picture of the words). That text is what the page says, not
+    something hidden from the reader."""
+    invisible = sum(len(h["text"]) for h in hidden if h["reason"] == "invisible")
+    visible = sum(len(li.text) for b in raw.blocks for li in b.lines)
+    if invisible < 100 or visible > 0.1 * invisible:
+        return False
+    area = raw.width * raw.height
+    covered = sum(abs(pymupdf.Rect(i["bbox"]) & page.rect) for i in page.get_image_info())
+    return area > 0 and covered >= 0.5 * area
 
 
 # MuPDF survives many hostile constructs by skipping what it cannot load and saying so only in a
@@ -237,6 +254,10 @@ def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> d
             try:
                 page = doc.load_page(index)
                 raw, page_hidden, stamp_text = read_page(page, index + 1, max_chars_per_page)
+                if _is_ocr_layer(page, raw, page_hidden):
+                    raw, page_hidden, stamp_text = read_page(
+                        page, index + 1, max_chars_per_page, ocr_layer=True
+                    )
             except PdfRejected:
                 raise
             except (RuntimeError, ValueError) as error:

@@ -68,6 +68,34 @@ def test_hidden_text_is_reported_and_kept_out_of_pages_and_chunks() -> None:
     assert "twelve hours" in everything
 
 
+def scanned_page(words: str, *, visible: str = "") -> bytes:
+    """A page that is a picture of its words, with those words as invisible OCR text on top."""
+    source = pymupdf.open()
+    source.new_page().insert_textbox(pymupdf.Rect(72, 72, 540, 700), words, fontsize=11)
+    picture = source[0].get_pixmap(dpi=72)
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_image(page.rect, pixmap=picture)
+    page.insert_textbox(pymupdf.Rect(72, 72, 540, 700), words, fontsize=11, render_mode=3)
+    if visible:
+        page.insert_textbox(pymupdf.Rect(72, 720, 540, 800), visible, fontsize=11)
+    return doc.tobytes()
+
+
+def test_an_ocr_layer_over_a_scan_is_the_page_text_not_hidden_text() -> None:
+    words = "Scanned papers carry their words as a picture. " * 12
+    parsed = parse_pdf(scanned_page(words), LIMITS)
+    assert parsed.pages[0].text == words.strip()
+    assert parsed.hidden == []
+
+
+def test_invisible_text_on_a_page_with_a_picture_and_real_text_is_still_hidden() -> None:
+    visible = "This page has a big figure and a caption of ordinary visible text. " * 3
+    parsed = parse_pdf(scanned_page(HIDDEN["invisible"], visible=visible), LIMITS)
+    assert parsed.pages[0].text == visible.strip()
+    assert [(h.reason, h.text) for h in parsed.hidden] == [("invisible", HIDDEN["invisible"])]
+
+
 def test_nul_bytes_from_the_pdf_never_come_out() -> None:
     # MuPDF reports ActualText <FEFF0000…> as a NUL character; a bad UTF-16 tail as U+FFFD.
     pdf = one_page(
