@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from ingest.pdf.cleaning import clean, join_lines
 
 _SENTENCE_END = ".!?:;)]\"'”’"
-MARGIN_BAND = 0.09  # top and bottom fraction of the page where running headers/footers live
+MARGIN_BAND = 0.1  # top and bottom fraction of the page where running headers/footers live
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(
     r"^\W*(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,4})?\W*$", re.IGNORECASE
 )
 _NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.)\s+\S")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?|table|tab|algorithm|listing|eq|equation)\b\.?\s*\d", re.IGNORECASE)
+_AFFILIATION = re.compile(r"\b(?:Universit|Institut|Research|Laborator|College|School|Inc\b|Ltd\b)", re.I)
 _KNOWN_HEADINGS = re.compile(
     r"^(?:\d{1,2}\.?\s+)?(?:abstract|introduction|related work|background|conclusions?|discussion|"
     r"references|bibliography|acknowledge?ments?|appendix|appendices|limitations|"
@@ -219,24 +220,66 @@ def _is_heading(line: Line, body: float, alone: bool) -> bool:
         return False
     if _CAPTION.match(text) or (text.endswith((".", ",", ";", ":")) and not _NUMBERED.match(text)):
         return False
+    if "," in text and _AFFILIATION.search(text):  # "1 Facebook AI Research, Paris": a footnote
+        return False
     if _KNOWN_HEADINGS.match(text) and (alone or line.bold or line.size > body + 0.5) and len(words) <= 4:
         return True
     bigger = line.size >= body + 1.0
     numbered = bool(_NUMBERED.match(text)) and words[-1][:1].isalpha()
-    return (bigger and (alone or numbered)) or (line.bold and (numbered or alone) and line.size >= body - 0.5)
+    # Small capitals at body size ("2.1 ADAM'S UPDATE RULE", ICLR's style) are neither bold nor big.
+    capitals = numbered and len(words) <= 10 and " ".join(words[1:]).isupper()
+    return (
+        (bigger and (alone or numbered))
+        or (line.bold and (numbered or alone) and line.size >= body - 0.5)
+        or (capitals and line.size >= body - 1.5)
+    )
+
+
+def _continues_heading(heading: Line, line: Line, body: float) -> bool:
+    """The second line of a heading that wrapped ("3.4 Batch Normalization regularizes the" /
+    "model"): the same distinctive font, and the heading so far does not end a sentence."""
+    distinctive = (
+        heading.bold or heading.size >= body + 1.0 or (heading.text.isupper() and line.text.isupper())
+    )
+    return (
+        distinctive
+        and line.bold == heading.bold
+        and abs(line.size - heading.size) < 0.3
+        and len(line.text) <= 60
+        and heading.text[-1:] not in ".:;"
+    )
+
+
+def _followed_by_prose(blocks: list[Block], index: int, body: float) -> bool:
+    following = blocks[index + 1] if index + 1 < len(blocks) else None
+    if following is None:
+        return False
+    return sum(len(li.text) for li in following.lines) >= 80 and abs(following.lines[0].size - body) <= 1.0
 
 
 def mark_headings(page: RawPage, body: float) -> None:
-    """Split a heading line off the top of its block and flag it; the rest stays a paragraph."""
+    """Split a heading line (and its wrapped second line) off the top of its block and flag it;
+    the rest stays a paragraph. An unnumbered heading must be followed by prose: bold or large
+    labels inside figures and tables are not sections."""
     out: list[Block] = []
-    for block in page.blocks:
+    for i, block in enumerate(page.blocks):
         first = block.lines[0]
-        if first.horizontal and _is_heading(first, body, alone=len(block.lines) == 1):
-            out.append(Block([first], heading=True))
-            if len(block.lines) > 1:
-                out.append(Block(block.lines[1:]))
-        else:
+        alone = len(block.lines) == 1
+        if not (first.horizontal and _is_heading(first, body, alone=alone)):
             out.append(block)
+            continue
+        if not (_NUMBERED.match(first.text) or _KNOWN_HEADINGS.match(first.text)) and not (
+            _followed_by_prose(page.blocks, i, body) if alone else True
+        ):
+            out.append(block)
+            continue
+        lines = [first]
+        rest = block.lines[1:]
+        if rest and _continues_heading(first, rest[0], body):
+            lines.append(rest.pop(0))
+        out.append(Block(lines, heading=True))
+        if rest:
+            out.append(Block(rest))
     page.blocks = out
 
 

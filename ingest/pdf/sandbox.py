@@ -273,7 +273,7 @@ def _read_source(source: Path | bytes, limits: PdfLimits) -> bytes:
 # The parser's identity: a new PyMuPDF or a change to our extraction (bump ALGORITHM) builds a new
 # index rather than mixing chunks made two different ways.
 PARSER_NAME = "pymupdf"
-ALGORITHM = 2
+ALGORITHM = 3
 
 
 def _pymupdf_version() -> str:

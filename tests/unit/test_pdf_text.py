@@ -156,6 +156,9 @@ def test_a_single_page_keeps_its_margin_text_except_the_page_number() -> None:
         ("This is an ordinary sentence that happens to stand alone.", 10, False, True, False),
         ("Encoder: The encoder is composed of a stack", 10, False, False, False),
         ("42", 10, True, True, False),
+        ("2.1 ADAM'S UPDATE RULE", 10, False, False, True),
+        ("3 RESULTS ON CIFAR-10", 9, False, True, True),
+        ("2 The Method", 10, False, True, False),
     ],
 )
 def test_heading_detection(text: str, size: float, bold: bool, alone: bool, expected: bool) -> None:
@@ -315,3 +318,20 @@ def test_a_well_formed_answer_is_rebuilt_and_scrubbed_again() -> None:
 def test_a_malformed_answer_is_refused(changes: dict) -> None:
     with pytest.raises((TypeError, ValueError, KeyError)):
         parsed_from_wire(wire(**changes), sha256="ab", parser="pymupdf", parser_version="v")
+
+
+def test_a_wrapped_heading_keeps_its_second_line_and_figure_labels_are_not_sections() -> None:
+    wrapped = Block(
+        [
+            line("3.4 Batch Normalization regularizes the", 72, 100, bold=True),
+            line("model", 72, 112, bold=True),
+            line("When training with Batch Normalization, a training example is seen", 72, 130),
+        ]
+    )
+    label = Block([line("Input-Input Layer5", 300, 300, size=12, bold=True)])
+    figure_text = Block([line("0.1 0.2 0.3", 300, 320, size=7)])
+    footnote = Block([line("1 Facebook AI Research, Paris", 72, 700, size=12)])
+    page = RawPage(5, W, H, [wrapped, label, figure_text, footnote])
+    mark_headings(page, body=10)
+    headings = [" ".join(li.text for li in b.lines) for b in page.blocks if b.heading]
+    assert headings == ["3.4 Batch Normalization regularizes the model"]
