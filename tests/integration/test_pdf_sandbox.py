@@ -15,7 +15,7 @@ import pymupdf
 import pytest
 
 from ingest.chunking import chunk_paper
-from ingest.pdf import PdfLimits, PdfParserPool, PdfRejected, parse_pdf
+from ingest.pdf import PdfLimits, PdfParserPool, PdfRejected, default_pool, parse_pdf
 from settings import ChunkSettings
 from tests.integration.pdf_samples import one_page, raw_pdf, stream, text_pdf, zeros_flate
 
@@ -31,6 +31,12 @@ def parser_children() -> list[psutil.Process]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+@pytest.fixture(autouse=True)
+def _no_other_children() -> None:
+    """Idle children of the shared default pool (other tests use ``parse_pdf``) would be counted."""
+    default_pool.close()
 
 
 @pytest.fixture
@@ -213,7 +219,7 @@ def test_threads_share_the_pool_without_crosstalk_or_leaks() -> None:
     assert pool.idle_count() <= 2
     pool.close()
     assert parser_children() == []
-    assert len(os.listdir("/proc/self/fd")) == before
+    assert len(os.listdir("/proc/self/fd")) <= before  # every pipe closed again
 
 
 def test_idle_children_are_retired(shared_data: Path) -> None:
@@ -251,4 +257,4 @@ def test_every_edge_pdf_parses_or_is_rejected_with_a_reason(shared_data: Path) -
     assert len(outcomes) == 14
     # All 14 are real, valid PDFs: every one must parse.
     assert set(outcomes.values()) == {"parsed"}, outcomes
-    assert_next_document_parses(PdfParserPool())
+    assert parse_pdf(HELLO, PdfLimits()).pages[0].text == "Hello from a valid page."
