@@ -7,6 +7,8 @@ starts with up to ``chunk_overlap_tokens`` tokens of whole sentences from the en
 chunk, so a sentence cut by a chunk border is whole in one of them. A sentence longer than a chunk
 is cut at token boundaries. Ids are deterministic (``<id>v<version>#<n>``): parsing the same PDF
 with the same settings and parser version gives the same chunks, so re-indexing is an upsert.
+A change to how chunks are cut must bump ``ingest.pdf.sandbox.ALGORITHM`` (the parser version
+names the index).
 """
 
 from __future__ import annotations
@@ -30,8 +32,13 @@ if TYPE_CHECKING:
 ENCODING = "cl100k_base"
 METADATA_PARSER = "metadata"
 # A sentence ends at . ! ? (optionally closed by a quote or bracket) followed by a space and what
-# can start a sentence. "e.g. the" does not split; "et al. Then" does, which only moves a border.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[A-Z0-9\"'“‘(\[])")
+# can start a sentence, but not after the abbreviations papers use before names and numbers. A
+# wrong split only moves a chunk border; nothing is lost either way.
+_ABBREVIATIONS = ("Fig.", "Figs.", "Eq.", "Eqs.", "Sec.", "Tab.", "Ref.", "Refs.", "No.", "al.", "cf.", "vs.")
+_SENTENCE_END = re.compile(
+    "".join(f"(?<!{re.escape(a)})" for a in _ABBREVIATIONS)
+    + r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[A-Z0-9\"'“‘(\[])"
+)
 
 
 class TokenizerUnavailable(RuntimeError):

@@ -270,10 +270,11 @@ def _read_source(source: Path | bytes, limits: PdfLimits) -> bytes:
     return data
 
 
-# The parser's identity: a new PyMuPDF or a change to our extraction (bump ALGORITHM) builds a new
-# index rather than mixing chunks made two different ways.
+# The parser's identity, part of the index's name: a new PyMuPDF, or a change to our extraction or
+# to how ``ingest.chunking`` cuts the text (bump ALGORITHM for either), builds a new index rather
+# than mixing chunks made two different ways.
 PARSER_NAME = "pymupdf"
-ALGORITHM = 3
+ALGORITHM = 4
 
 
 def _pymupdf_version() -> str:

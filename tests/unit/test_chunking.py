@@ -9,7 +9,7 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from ingest.chunking import chunk_paper, count_tokens, encoding
+from ingest.chunking import _sentences, chunk_paper, count_tokens, encoding
 from ingest.pdf import ParsedPdf, PdfMetadata, PdfPage
 from settings import ChunkSettings, get_settings
 
@@ -176,3 +176,14 @@ def test_tokenizer_loads_offline_from_the_bundled_file() -> None:
     cache = os.environ["TIKTOKEN_CACHE_DIR"]
     assert cache.endswith("tiktoken_cache") and os.listdir(cache)
     assert count_tokens("Attention is all you need") == 5
+
+
+def test_sentences_keep_their_closing_quotes_and_abbreviations_do_not_split() -> None:
+    text = 'He said "stop." Then he left (see Fig. 2 and Vaswani et al. 2017). It works! Why? Because.'
+    assert _sentences(text) == [
+        'He said "stop."',
+        "Then he left (see Fig. 2 and Vaswani et al. 2017).",
+        "It works!",
+        "Why?",
+        "Because.",
+    ]
