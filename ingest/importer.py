@@ -346,8 +346,9 @@ def _table(model: type[Base]) -> Table:
 def _bulk_insert(
     conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[object]]
 ) -> None:
-    """executemany straight through the driver with positional parameters: the ORM's per-row
-    parameter machinery (and a dict per row) costs more than the insert itself here. Each column's
+    """Rows straight to the driver (SQLite: executemany with positional parameters; PostgreSQL:
+    COPY): the ORM's per-row parameter machinery (and a dict per row) costs more than the insert
+    itself here. Each column's
     dialect bind processor is applied, so values are stored exactly as SQLAlchemy stores them
     elsewhere (SQLite datetimes as its text format); a value repeated from the previous row (the
     batch's timestamp) is processed once."""
@@ -372,11 +373,17 @@ def _bulk_insert(
                     last_in, last_out = value, processor(value)
                 row[i] = last_out
         rows = [tuple(row) for row in processed]
-    mark = "?" if dialect.name == "sqlite" else "%s"
-    sql = "INSERT INTO {} ({}) VALUES ({})".format(  # noqa: S608 - names come from our own models
-        table.name, ", ".join(columns), ", ".join([mark] * len(columns))
-    )
-    conn.exec_driver_sql(sql, list(rows))
+    names = ", ".join(columns)  # names come from our own models
+    if dialect.name == "postgresql":
+        # COPY is PostgreSQL's bulk path: several times faster than executemany, same constraints.
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        with driver.cursor() as cursor, cursor.copy(f"COPY {table.name} ({names}) FROM STDIN") as copy:
+            for values in rows:
+                copy.write_row(values)
+        return
+    marks = ", ".join("?" * len(columns))
+    conn.exec_driver_sql(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", list(rows))  # noqa: S608
 
 
 def _allocate_ids(conn: Connection, table: Table, count: int) -> list[int]:

@@ -89,12 +89,18 @@ class ResearcherResolver:
     def _load(self, conn: Connection, keys: list[str]) -> None:
         # Straight to the driver: in a large import most keys are new, so this lookup usually finds
         # nothing, and compiling a 500-parameter IN clause each time cost more than running it.
-        mark = "?" if conn.dialect.name == "sqlite" else "%s"
-        rows = conn.exec_driver_sql(
-            "SELECT id, display_name, name_key FROM researchers WHERE name_key IN "  # noqa: S608
-            f"({', '.join([mark] * len(keys))})",
-            tuple(keys),
-        ).all()
+        select_sql = "SELECT id, display_name, name_key FROM researchers WHERE name_key"
+        if conn.dialect.name == "postgresql":
+            # One array parameter, never prepared: PostgreSQL hashes the keys only in a plan made
+            # for their values; the generic plan of a prepared statement (psycopg prepares after
+            # five runs), like a 500-parameter IN list, compares every row with every key, which
+            # took 150 ms to 1.7 s per lookup at 5-10k papers instead of ~7 ms.
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            rows = driver.execute(f"{select_sql} = ANY(%s)", (keys,), prepare=False).fetchall()
+        else:
+            marks = ", ".join("?" * len(keys))
+            rows = conn.exec_driver_sql(f"{select_sql} IN ({marks})", tuple(keys)).all()
         if not rows:
             return
         profiles: dict[int | None, Profile] = {rid: Profile(rid, name, key) for rid, name, key in rows}

@@ -190,12 +190,11 @@ class ArxivClient:
         self._http = PoliteClient(politeness or Politeness(), transport=transport)
 
     @classmethod
-    def from_settings(cls, settings: HarvestSettings, **kwargs: object) -> ArxivClient:
+    def from_settings(cls, settings: HarvestSettings) -> ArxivClient:
         return cls(
             base_url=settings.harvest_arxiv_api_url,
             politeness=Politeness.from_settings(settings),
             page_size=settings.harvest_page_size,
-            **kwargs,  # type: ignore[arg-type]
         )
 
     def close(self) -> None:
@@ -246,7 +245,7 @@ class ArxivClient:
         for first in range(0, len(wanted), self.page_size):
             chunk = wanted[first : first + self.page_size]
             feed = self.query(id_list=chunk)
-            found = {arxiv_ids.parse(i.arxiv_id).canonical for i in feed.items if isinstance(i, PaperRecord)}
+            found = {i.arxiv_id for i in feed.items if isinstance(i, PaperRecord)}  # canonical ids
             missing = [
                 RecordError("arXiv API (ids)", first + n, f"{raw}: arXiv has no such paper")
                 for n, raw in enumerate(chunk, start=1)

@@ -25,7 +25,7 @@ from settings import HarvestSettings
 
 log = logging.getLogger(__name__)
 
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class HarvestError(RuntimeError):
@@ -127,6 +127,7 @@ class PoliteClient:
         """GET ``url``; returns the first response that is not worth retrying (any status)."""
         p = self.politeness
         gate = gate_for(url)
+        target = str(httpx.URL(url, params=params))  # named in errors: which page failed
         attempts = p.retries + 1
         for attempt in range(1, attempts + 1):
             wait = p.backoff * 2 ** (attempt - 1)
@@ -143,16 +144,16 @@ class PoliteClient:
                     if asked is not None:
                         if asked > p.max_wait:
                             raise FetchFailed(
-                                url,
+                                target,
                                 f"{problem}; the server asks to retry after {asked:g} s, longer than "
                                 f"the {p.max_wait:g} s we wait (WOVEPAPER_HARVEST_MAX_WAIT_SECONDS)",
                                 attempt,
                             )
                         wait = asked
             if attempt == attempts:
-                raise FetchFailed(url, problem, attempt)
+                raise FetchFailed(target, problem, attempt)
             wait = min(wait, p.max_wait) + random.uniform(0, p.backoff / 2)
-            log.warning("%s: %s; retry %d of %d in %.1f s", url, problem, attempt, p.retries, wait)
+            log.warning("%s: %s; retry %d of %d in %.1f s", target, problem, attempt, p.retries, wait)
             time.sleep(wait)
         raise AssertionError("unreachable")  # the loop returns or raises
 
