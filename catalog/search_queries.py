@@ -58,7 +58,9 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
-def paper_texts(engine: Engine, *, modified_since: dt.datetime | None = None) -> Iterator[PaperTextRow]:
+def paper_texts(
+    engine: Engine, *, modified_since: dt.datetime | None = None, arxiv_ids: Collection[str] | None = None
+) -> Iterator[PaperTextRow]:
     """Title, abstract and ordered author names of every paper (or those modified since a time),
     in id order, read in batches so memory stays flat on a large catalogue."""
     last_id = 0
@@ -72,6 +74,8 @@ def paper_texts(engine: Engine, *, modified_since: dt.datetime | None = None) ->
             )
             if modified_since is not None:
                 query = query.where(Paper.modified_at >= modified_since)
+            if arxiv_ids is not None:
+                query = query.where(Paper.arxiv_id.in_(list(arxiv_ids)))
             rows = conn.execute(query).all()
             if not rows:
                 return
@@ -197,13 +201,10 @@ def activity_dates(session: Session, arxiv_ids: Collection[str]) -> dict[str, dt
     ids = list(arxiv_ids)
     found: dict[str, dt.date | None] = {}
     for start in range(0, len(ids), BATCH):
-        found.update(
-            session.execute(
-                select(Paper.arxiv_id, Paper.activity_on).where(
-                    Paper.arxiv_id.in_(ids[start : start + BATCH])
-                )
-            ).tuples()
+        rows = session.execute(
+            select(Paper.arxiv_id, Paper.activity_on).where(Paper.arxiv_id.in_(ids[start : start + BATCH]))
         )
+        found.update((arxiv_id, day) for arxiv_id, day in rows)
     return found
 
 

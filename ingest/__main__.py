@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 from catalog import arxiv_ids
 from catalog.db import make_engine, migrate
 from ingest import console as out
-from ingest import index_commands
+from ingest import index_commands, search_commands
 from ingest.enrich import commands as enrich_commands
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
@@ -226,6 +226,10 @@ for _command in index_commands.COMMANDS:  # pdfs, fetch, abstracts, worker, stat
 
 
 for _command in enrich_commands.COMMANDS:  # enrich, ror, affiliations
+    cli.add_command(_command)
+
+
+for _command in search_commands.COMMANDS:  # reindex-lexical
     cli.add_command(_command)
 
 

@@ -28,6 +28,7 @@ from ingest.importer import Importer
 from ingest.pdf import PARSER_VERSION, ParsedPdf, PdfLimits, PdfRejected, parse_pdf
 from ingest.records import PaperRecord, Version
 from retrieval.embedder import Embedder, MiniLMEmbedder, OpenAIEmbedder
+from retrieval.lexical import LexicalIndex
 from retrieval.store import ChunkStore, MetaValue, collection_name, date_key
 from retrieval.types import Chunk
 from settings import Settings
@@ -215,6 +216,9 @@ class Pipeline:
         self._fetcher = fetcher
         self.limits = limits or PdfLimits.from_settings(settings.parser)
         self.should_stop = should_stop
+        # The lexical index (BM25) follows every upsert into Chroma; it rebuilds itself in the
+        # background within ``lexical_refresh_seconds`` and web processes pick the new one up.
+        self.lexical = LexicalIndex.from_settings(settings)
 
     @property
     def fetcher(self) -> Fetcher:
@@ -223,6 +227,7 @@ class Pipeline:
         return self._fetcher
 
     def close(self) -> None:
+        self.lexical.close()  # builds what is still pending, so nothing is left unsearchable
         if self._fetcher is not None:
             self._fetcher.close()
 
@@ -335,6 +340,8 @@ class Pipeline:
         vectors = self.embed([c.text for c in chunks])
         self._check_stop()
         removed = self.store.replace_paper(paper.arxiv_id, chunks, vectors, paper.fields())
+        self.lexical.upsert_paper(paper.arxiv_id, chunks)
+        self.lexical.index_catalogue_papers(self.engine, [paper.arxiv_id])
         # The PDF's chunk 0 is the paper's title + abstract chunk: record it so the abstract
         # backfill does not embed it again (or replace it with another version's).
         head = chunks[0].id if chunks[0].kind == "abstract" else ""
@@ -410,6 +417,7 @@ class Pipeline:
             self.store.replace_abstracts(
                 [chunk for _, _, chunk in todo], vectors, [paper.fields() for paper, _, _ in todo]
             )
+            self.lexical.index_catalogue_papers(self.engine, [paper.arxiv_id for paper, _, _ in todo])
         # A paper with neither title nor abstract has no chunk: recorded with an empty id, so it
         # is not pending for ever.
         self._record_abstracts(

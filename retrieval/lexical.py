@@ -51,6 +51,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from catalog.search_queries import catalogue_paper_ids, paper_texts
 from retrieval.types import Chunk
+from settings import Settings
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG and logs every build
@@ -407,6 +408,27 @@ class LexicalIndex:
             with self._write() as db:
                 self._set_state(db, "catalogue_mark", newest.isoformat())
         return SyncSummary(changed=changed, removed=removed, papers=len(in_catalogue))
+
+    def index_catalogue_papers(self, engine: Engine, arxiv_ids: Collection[str]) -> int:
+        """Re-read these papers' title, abstract and authors from the catalogue (the worker calls
+        this for the papers it just indexed); returns how many documents changed."""
+        ids = list(arxiv_ids)
+        changed = 0
+        for start in range(0, len(ids), 500):
+            rows = paper_texts(engine, arxiv_ids=ids[start : start + 500])
+            changed += self.upsert_papers(PaperText(r.arxiv_id, r.title, r.abstract, r.authors) for r in rows)
+        return changed
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LexicalIndex:
+        """The lexical index of the configured data dir (``<data_dir>/lexical``)."""
+        conf = settings.search
+        return cls(
+            settings.core.data_dir / "lexical",
+            params=Bm25Params(k1=conf.lexical_k1, b=conf.lexical_b),
+            refresh_seconds=conf.lexical_refresh_seconds,
+            poll_seconds=conf.lexical_poll_seconds,
+        )
 
     def rebuild(self, engine: Engine) -> SyncSummary:
         """Re-read every paper from the catalogue and rebuild both corpora now (``reindex-lexical``).

@@ -41,8 +41,8 @@ from catalog.search_queries import (
 from catalog.text import scrub
 from retrieval.dense import DenseHit, DenseRetriever
 from retrieval.embedder import Embedder
-from retrieval.fusion import Method, Normalisation, Ranked, convex, order, rrf
-from retrieval.lexical import Bm25Params, CatalogueSync, LexicalHit, LexicalIndex, highlight_spans
+from retrieval.fusion import Method, Normalisation, Ranked, convex, normalise, order, rrf
+from retrieval.lexical import CatalogueSync, LexicalHit, LexicalIndex, highlight_spans
 from retrieval.store import ChunkStore, StoreError
 from settings import SearchSettings, Settings
 
@@ -136,13 +136,14 @@ class Ranker:
         config = self.config
         notes: list[str] = []
         chunk_hits: dict[str, dict[str, ChunkHit]] = {}
-        lexical_scores: dict[str, float] = {}
+        lexical_scores: dict[str, float] = {}  # normalised per corpus; the best per paper
+        lexical_raw: dict[str, float] = {}  # best raw BM25 score per paper (for the debug view)
         lexical_count = dense_count = 0
         if mode in ("hybrid", "bm25"):
             if self.lexical is None:
                 notes.append("the lexical index is not available")
             else:
-                lexical_count = self._lexical(query, allowed, lexical_scores, chunk_hits)
+                lexical_count = self._lexical(query, allowed, lexical_scores, lexical_raw, chunk_hits)
         dense_scores: dict[str, float] = {}
         if mode in ("hybrid", "dense"):
             if self.dense is None:
@@ -158,12 +159,6 @@ class Ranker:
                 for dense_hit in hits:
                     dense_scores.setdefault(dense_hit.arxiv_id, dense_hit.similarity)  # hits come best first
                     _add_chunk(chunk_hits, dense_hit.arxiv_id, _dense_chunk(dense_hit))
-                # A paper only the embedding found, and only faintly, is noise (nonsense queries).
-                dense_scores = {
-                    key: value
-                    for key, value in dense_scores.items()
-                    if value >= config.min_similarity or key in lexical_scores
-                }
 
         lists = []
         if lexical_scores:
@@ -176,18 +171,25 @@ class Ranker:
             fused = convex(lists, how=config.normalisation)
         lexical_ranks = Ranked(lexical_scores).ranks()
         dense_ranks = Ranked(dense_scores).ranks()
+        # A paper only the embedding found, and only faintly, is noise (a nonsense query still has
+        # nearest neighbours). Dropped after fusion, so the dense list is normalised whole.
+        ranked = [
+            key
+            for key in order(fused)
+            if key in lexical_scores or dense_scores.get(key, -1.0) >= config.min_similarity
+        ]
         candidates = [
             Candidate(
                 arxiv_id=key,
                 score=fused[key],
                 rank=rank,
                 lexical_rank=lexical_ranks.get(key),
-                lexical_score=lexical_scores.get(key),
+                lexical_score=lexical_raw.get(key),
                 dense_rank=dense_ranks.get(key),
                 dense_similarity=dense_scores.get(key),
                 chunks=tuple(sorted(chunk_hits.get(key, {}).values(), key=lambda c: c.best_rank)),
             )
-            for rank, key in enumerate(order(fused), start=1)
+            for rank, key in enumerate(ranked, start=1)
         ]
         return Ranking(candidates, lexical_count, dense_count, notes)
 
@@ -196,15 +198,24 @@ class Ranker:
         query: str,
         allowed: Collection[str] | None,
         scores: dict[str, float],
+        raw: dict[str, float],
         chunk_hits: dict[str, dict[str, ChunkHit]],
     ) -> int:
-        """BM25 over papers and over full-text chunks; a paper scores its best document."""
+        """BM25 over papers and over full-text chunks; a paper scores its best document. The two
+        corpora differ in size and statistics, so raw BM25 scores are not comparable across them:
+        each list is normalised first (a list of one document counts as a clear match, 1.0)."""
         assert self.lexical is not None
         tokens = self.lexical.tokenize([query])[0]
         papers = self.lexical.search("papers", tokens, k=self.config.lexical_k, allowed=allowed)
         chunks = self.lexical.search("chunks", tokens, k=self.config.lexical_k, allowed=allowed)
-        for hit in [*papers, *chunks]:
-            scores[hit.arxiv_id] = max(scores.get(hit.arxiv_id, 0.0), hit.score)
+        for hits in (papers, chunks):
+            if len(hits) == 1:
+                normalised = {hits[0].doc_id: 1.0}
+            else:
+                normalised = normalise({h.doc_id: h.score for h in hits}, self.config.normalisation)
+            for hit in hits:
+                scores[hit.arxiv_id] = max(scores.get(hit.arxiv_id, -math.inf), normalised[hit.doc_id])
+                raw[hit.arxiv_id] = max(raw.get(hit.arxiv_id, 0.0), hit.score)
         for hit in chunks:
             _add_chunk(chunk_hits, hit.arxiv_id, ChunkHit(hit.doc_id, "body", lexical_rank=hit.rank))
         for hit in papers:
@@ -552,23 +563,12 @@ def rank_config(settings: SearchSettings) -> RankConfig:
     )
 
 
-def open_lexical(settings: Settings) -> LexicalIndex:
-    """The lexical index of the configured data dir (``<data_dir>/lexical``)."""
-    conf = settings.search
-    return LexicalIndex(
-        settings.core.data_dir / "lexical",
-        params=Bm25Params(k1=conf.lexical_k1, b=conf.lexical_b),
-        refresh_seconds=conf.lexical_refresh_seconds,
-        poll_seconds=conf.lexical_poll_seconds,
-    )
-
-
 def open_search(
     settings: Settings, engine: Engine, store: ChunkStore | None, embedder: Embedder, *, sync: bool = True
 ) -> SearchService:
     """The search service for the app: the lexical index (kept in step with the catalogue by a
     background sync when ``sync``), dense retrieval over ``store`` and the configured fusion."""
-    lexical = open_lexical(settings)
+    lexical = LexicalIndex.from_settings(settings)
     dense = DenseRetriever(store, embedder) if store is not None else None
     conf = settings.search
     limits = ServiceLimits(

@@ -1,0 +1,246 @@
+"""Hybrid search on a small real corpus (the 35 PDF papers' metadata + 250 real listings, embedded
+with the bundled MiniLM): relevance, filters, pagination, sorting, bad input, and the indexes staying
+consistent when a paper's full text is ingested again at a new version."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from catalog.db import make_engine
+from catalog.models import Authorship, Paper
+from catalog.search_queries import SearchFilters, category_counts
+from ingest.contract import PdfJob
+from ingest.pipeline import Pipeline, make_embedder, open_store
+from retrieval.search import QueryError, SearchRequest, SearchService, open_search
+from retrieval.store import ChunkStore
+from settings import Settings
+from tests.integration.indexing_peers import text_pdf
+from tests.integration.search_corpus import Corpus, build, environment
+
+ADAM = "1412.6980"
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    return build(tmp_path_factory.mktemp("search-corpus") / "data")
+
+
+class Searcher:
+    def __init__(self, settings: Settings, store: ChunkStore, service: SearchService) -> None:
+        self.settings = settings
+        self.store = store
+        self.service = service
+        self.engine = service.sessions.kw["bind"]
+
+    def ids(self, q: str = "", **kwargs: object) -> list[str]:
+        return [h.paper.arxiv_id for h in self.service.search(SearchRequest(q=q, **kwargs)).hits]  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def searcher(corpus: Corpus) -> Iterator[Searcher]:
+    with environment(corpus.env) as settings:
+        engine = make_engine(settings.database_url)
+        embedder = make_embedder(settings)
+        store = open_store(settings, embedder)
+        service = open_search(settings, engine, store, embedder, sync=False)
+        try:
+            yield Searcher(settings, store, service)
+        finally:
+            service.close()
+            store.close()
+            engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("an optimizer using adaptive estimates of the first and second moments of the gradients", ADAM),
+        (
+            "a network architecture based solely on attention, without recurrence or convolutions",
+            "1706.03762",
+        ),
+        (
+            "dense passage vectors to retrieve evidence for open-domain question answering",
+            "2004.04906",
+        ),
+        ("learning residual functions to train much deeper convolutional networks", "1512.03385"),
+    ],
+)
+def test_a_question_about_a_papers_method_finds_it_in_the_top_three(
+    searcher: Searcher, question: str, expected: str
+) -> None:
+    assert expected in searcher.ids(question, size=3)
+
+
+@pytest.mark.parametrize("mode", ["bm25", "dense"])
+def test_each_retriever_alone_also_finds_adam(searcher: Searcher, mode: str) -> None:
+    assert ADAM in searcher.ids(
+        "adaptive moment estimation optimizer for stochastic objectives", size=5, mode=mode
+    )
+
+
+def test_hits_carry_ranks_and_a_highlighted_snippet(searcher: Searcher) -> None:
+    results = searcher.service.search(
+        SearchRequest(q="stochastic optimization with adaptive moments", size=5)
+    )
+    top = results.hits[0]
+    assert top.paper.arxiv_id == ADAM
+    assert top.fused_rank == 1 and top.rank == 1
+    assert top.lexical_rank is not None and top.dense_rank is not None
+    assert top.snippet is not None and top.snippet.kind == "abstract"
+    marked = [top.snippet.text[a:b].lower() for a, b in top.snippet.highlights]
+    assert "stochastic" in marked and any(word.startswith("moment") for word in marked)
+    assert "stochast" in results.terms
+
+
+def test_category_filter_keeps_only_that_category(searcher: Searcher) -> None:
+    results = searcher.service.search(
+        SearchRequest(q="language models", filters=SearchFilters(category="cs.CL"), size=20)
+    )
+    assert results.hits
+    assert all("cs.CL" in h.paper.categories for h in results.hits)
+    archive = searcher.service.search(
+        SearchRequest(q="language models", filters=SearchFilters(category="cs"))
+    )
+    assert all(any(c.startswith("cs.") for c in h.paper.categories) for h in archive.hits)
+
+
+def test_date_filter_keeps_only_that_range(searcher: Searcher) -> None:
+    since = dt.date(2025, 6, 1)
+    results = searcher.service.search(
+        SearchRequest(q="neural networks", filters=SearchFilters(date_from=since), size=20)
+    )
+    assert results.hits
+    assert all(h.paper.activity_on and h.paper.activity_on >= since for h in results.hits)
+    assert ADAM not in [h.paper.arxiv_id for h in results.hits]  # Adam is from 2014-2017
+
+
+def test_researcher_filter_keeps_only_their_papers(searcher: Searcher) -> None:
+    with Session(searcher.engine) as session:
+        kingma = session.execute(
+            select(Authorship.researcher_id)
+            .join(Paper, Paper.id == Authorship.paper_id)
+            .where(Paper.arxiv_id == ADAM, Authorship.position == 0)
+        ).scalar_one()
+    results = searcher.service.search(
+        SearchRequest(q="optimization", filters=SearchFilters(researcher_id=kingma), size=10)
+    )
+    assert [h.paper.arxiv_id for h in results.hits] == [ADAM]
+    assert results.researcher and "Kingma" in results.researcher
+
+
+def test_pages_do_not_overlap_and_add_up(searcher: Searcher) -> None:
+    first = searcher.service.search(SearchRequest(q="learning", size=5, page=1))
+    second = searcher.service.search(SearchRequest(q="learning", size=5, page=2))
+    both = searcher.service.search(SearchRequest(q="learning", size=10, page=1))
+    assert first.total == second.total == both.total > 10
+    assert [h.paper.arxiv_id for h in first.hits + second.hits] == [h.paper.arxiv_id for h in both.hits]
+    assert [h.rank for h in second.hits] == [6, 7, 8, 9, 10]
+    past = searcher.service.search(SearchRequest(q="learning", size=10, page=1000))
+    assert past.hits == [] and past.total == first.total
+
+
+def test_newest_sort_orders_by_date(searcher: Searcher) -> None:
+    results = searcher.service.search(SearchRequest(q="learning", sort="newest", size=30))
+    dates = [h.paper.activity_on or dt.date.min for h in results.hits]
+    assert dates == sorted(dates, reverse=True)
+    relevance = searcher.service.search(SearchRequest(q="learning", size=30))
+    assert {h.paper.arxiv_id for h in results.hits} <= {
+        c.arxiv_id for c in searcher.service.ranker.rank("learning").candidates[:200]
+    }
+    assert results.total == relevance.total
+
+
+def test_facets_count_categories_of_all_the_results(searcher: Searcher) -> None:
+    first = searcher.service.search(SearchRequest(q="transformer attention", size=50))
+    hits = list(first.hits)
+    for page in range(2, first.pages + 1):
+        hits += searcher.service.search(SearchRequest(q="transformer attention", size=50, page=page)).hits
+    assert len(hits) == first.total > 50
+    counts = dict(first.facets)
+    assert counts == {c: sum(c in h.paper.categories for h in hits) for h in hits for c in h.paper.categories}
+    with Session(searcher.engine) as session:
+        assert first.facets == category_counts(session, [h.paper.arxiv_id for h in hits])
+
+
+def test_filters_without_a_query_list_newest_first(searcher: Searcher) -> None:
+    results = searcher.service.search(SearchRequest(filters=SearchFilters(category="cs.LG"), size=10))
+    assert results.request.sort == "newest" and results.total >= len(results.hits) > 0
+    dates = [h.paper.activity_on or dt.date.min for h in results.hits]
+    assert dates == sorted(dates, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (SearchRequest(q=""), "query"),
+        (SearchRequest(q="   \x00  "), "query"),
+        (SearchRequest(q="deep learning " * 40), "limit"),
+        (SearchRequest(q="x", size=500), "size"),
+        (SearchRequest(q="x", page=0), "page"),
+        (SearchRequest(q="x", mode="magic"), "mode"),  # type: ignore[arg-type]
+        (SearchRequest(q="x", sort="oldest"), "sort"),  # type: ignore[arg-type]
+        (
+            SearchRequest(
+                q="x", filters=SearchFilters(date_from=dt.date(2025, 1, 2), date_to=dt.date(2025, 1, 1))
+            ),
+            "date",
+        ),
+    ],
+)
+def test_bad_requests_get_a_clear_error(searcher: Searcher, request_: SearchRequest, message: str) -> None:
+    with pytest.raises(QueryError, match=message):
+        searcher.service.search(request_)
+
+
+def test_nonsense_finds_nothing_rather_than_noise(searcher: Searcher) -> None:
+    results = searcher.service.search(SearchRequest(q="qxzvbnm wplkjh zzkkqq"))
+    assert results.hits == [] and results.total == 0
+
+
+def test_nul_bytes_and_lone_surrogates_are_dropped_from_a_query(searcher: Searcher) -> None:
+    assert ADAM in searcher.ids("adaptive\x00 moment estimation\ud800 optimizer", size=3)
+
+
+def test_reingesting_a_paper_keeps_both_indexes_consistent(searcher: Searcher, tmp_path: Path) -> None:
+    settings, store = searcher.settings, searcher.store
+    pipeline = Pipeline(settings, searcher.engine, store, make_embedder(settings))
+    old = "The quokka warm-up schedule doubles the learning rate every epoch until divergence."
+    new = "A platypus momentum trick keeps the denominator of the update away from zero."
+    filler = "We describe the experimental setup and the datasets used in the evaluation. " * 8
+
+    def ingest(version: int, sentence: str) -> None:
+        pdf = tmp_path / f"{ADAM}v{version}.pdf"
+        pdf.write_bytes(text_pdf([filler, f"{filler} {sentence}"]))
+        job = PdfJob(arxiv_id=ADAM, path=str(pdf), version=version)
+        data, source = pipeline.read_source(job)
+        parsed = pipeline.parse(data)
+        pipeline.index_pdf(job, data, source, parsed, pipeline.identify(job, parsed))
+
+    try:
+        ingest(98, old)
+        hit = searcher.service.search(SearchRequest(q="quokka warm-up schedule", size=3)).hits[0]
+        assert hit.paper.arxiv_id == ADAM
+        assert hit.snippet is not None and hit.snippet.kind == "body" and hit.snippet.page_start == 2
+        assert "quokka" in hit.snippet.text
+
+        ingest(99, new)
+        lexical = searcher.service.ranker.lexical
+        assert lexical is not None
+        assert lexical.search("chunks", "quokka warm-up schedule", k=5) == []
+        found = lexical.search("chunks", "platypus momentum", k=5)
+        assert [h.doc_id.split("#")[0] for h in found] == [f"{ADAM}v99"]
+        body_ids = set(store.ids(where={"$and": [{"arxiv_id": ADAM}, {"kind": "body"}]}))
+        stored = set(lexical.chunks(sorted(body_ids)))
+        assert body_ids and stored == body_ids  # the same chunks in Chroma and in BM25, no orphans
+        assert all(i.startswith(f"{ADAM}v99#") for i in body_ids)
+        hit = searcher.service.search(SearchRequest(q="platypus momentum trick", size=3)).hits[0]
+        assert hit.paper.arxiv_id == ADAM and hit.snippet is not None and "platypus" in hit.snippet.text
+    finally:
+        pipeline.close()
