@@ -77,6 +77,7 @@ class Importer:
         self.summary = Summary()  # what the current (or last) run has imported so far
         self._hashes: dict[str, str] = {}
         self._keys: dict[str, str | None] = {}  # author string -> person_key
+        self._batch_started = _now()
 
     def run(self, items: Iterable[PaperRecord | RecordError]) -> Summary:
         """Import everything ``items`` yields. The source is read one batch ahead on a thread, so
@@ -99,6 +100,7 @@ class Importer:
     # -- one batch ---------------------------------------------------------------------------
 
     def _write(self, conn: Connection, records: Sequence[PaperRecord]) -> Summary:
+        self._batch_started = _now()
         summary = Summary()
         unique: dict[str, PaperRecord] = {}
         for record in records:  # within a batch the newest version of a paper wins
@@ -249,7 +251,7 @@ class Importer:
         published = dates[0] if dates else None
         updated = dates[-1] if dates else None
         known = [d for d in (updated, record.announced_on) if d]
-        now = _now()
+        now = self._batch_started  # one timestamp per batch: converted once for the whole batch
         return {
             "arxiv_id": record.arxiv_id,
             "latest_version": record.latest_version,

@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -239,6 +240,10 @@ def oai(repository: Repository) -> Iterator[LoopbackServer]:
         yield server
 
 
+def _fixed(reply: Reply, _request: Request) -> Reply:
+    return reply
+
+
 def _client(server: LoopbackServer, politeness: Politeness = FAST) -> OaiPmhClient:
     return OaiPmhClient(base_url=server.url + "/oai", politeness=politeness)
 
@@ -298,7 +303,7 @@ def test_resumption_tokens_are_followed_to_the_end(oai: LoopbackServer, reposito
     assert all(set(r.query) == {"verb", "resumptionToken"} for r in rest)  # the token is exclusive
     items = [i for p in pages for i in p.items]
     assert [i for i in items if isinstance(i, Deleted)] == [Deleted("0704.0013", "2008-11-13")]
-    ids = [i.arxiv_id for i in items]
+    ids = [i.arxiv_id for i in items if isinstance(i, PaperRecord | Deleted)]
     assert sorted(ids) == sorted(i.arxiv_id for i in repository.items) and len(set(ids)) == 13
     assert pages[0].response_date == dt.datetime(2026, 11, 30, 4, 0, tzinfo=dt.UTC)
 
@@ -362,7 +367,7 @@ def test_oai_errors_are_clear(oai: LoopbackServer, repository: Repository) -> No
 
     for body in [b"<html><body>maintenance</body></html>", b"<html><body>", b"<ListRecords/>"]:
         with (
-            serve(lambda _r, b=body: Reply(200, b)) as server,
+            serve(partial(_fixed, Reply(200, body))) as server,
             _client(server) as client,
             pytest.raises(OaiPmhError, match=r"not well-formed|expected <OAI-PMH>"),
         ):
@@ -387,7 +392,7 @@ def test_flow_control_503_retry_after_is_waited_out(oai: LoopbackServer, reposit
     repository.throttle = set(range(1, 100))
     with (
         _client(oai, Politeness(delay=0, retries=1, backoff=0.01, max_wait=0.5)) as client,
-        pytest.raises(FetchFailed, match="retry after 1 s, longer than the 0.5 s we wait"),
+        pytest.raises(FetchFailed, match=r"retry after 1 s, longer than the 0\.5 s we wait"),
     ):
         list(client.list_records())
 
