@@ -131,8 +131,9 @@ def pdf_url(arxiv_id: str, version: int | None = None) -> str:
 class RateLimiter:
     """At most one request per ``interval`` seconds across every thread that shares it.
 
-    Each caller reserves the next free slot under a lock and sleeps outside it, so concurrent
-    callers queue up one interval apart instead of all waking at once."""
+    Callers are admitted one at a time under a lock, each at least ``interval`` after the previous
+    admission *as it actually happened* (a sleeper that wakes late pushes the next one back, so the
+    spacing holds even on a busy machine)."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -140,15 +141,14 @@ class RateLimiter:
         self._next = 0.0
 
     def wait(self) -> float:
-        """Block until this caller's slot; return the seconds waited."""
+        """Block until this caller may send; return the monotonic time it was admitted."""
         with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        delay = slot - now
-        if delay > 0:
-            time.sleep(delay)
-        return delay
+            delay = self._next - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            admitted = time.monotonic()
+            self._next = admitted + self.interval
+            return admitted
 
 
 _SHARED: dict[float, RateLimiter] = {}

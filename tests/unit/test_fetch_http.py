@@ -163,7 +163,8 @@ def test_server_errors_are_retried_with_backoff_within_the_rate_limit(server: Se
         assert f.get(server.url("/flaky")) == PDF
     times = [t for _, t in server.hits]
     assert len(times) == 3
-    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.19
+    # Admissions are exactly >= 0.2 s apart (test_fetch_policy); arrival adds a little network jitter.
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.17
 
 
 def test_retries_give_up_with_the_last_reason(server: Server) -> None:

@@ -135,9 +135,9 @@ def test_one_request_per_interval_across_threads() -> None:
     lock = threading.Lock()
 
     def call() -> None:
-        limiter.wait()
+        admitted = limiter.wait()
         with lock:
-            stamps.append(time.monotonic())
+            stamps.append(admitted)
 
     threads = [threading.Thread(target=call) for _ in range(5)]
     started = time.monotonic()
@@ -147,8 +147,8 @@ def test_one_request_per_interval_across_threads() -> None:
         t.join()
     stamps.sort()
     gaps = [b - a for a, b in itertools.pairwise(stamps)]
-    assert min(gaps) >= 0.14  # scheduler jitter aside, never two requests inside one interval
-    assert stamps[-1] - started >= 4 * 0.15 - 0.01
+    assert min(gaps) >= 0.15  # never two admissions inside one interval, however late a thread wakes
+    assert stamps[0] >= started and stamps[-1] - started >= 4 * 0.15
 
 
 def test_the_arxiv_limiter_is_shared_by_the_whole_process() -> None:
