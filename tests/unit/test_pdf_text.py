@@ -4,6 +4,8 @@ the arXiv stamp and page-1 front matter, on hand-made line geometry."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 
 import pytest
 
@@ -23,7 +25,7 @@ from ingest.pdf.layout import (
     remove_running_lines,
     unmark_front_matter,
 )
-from settings import get_settings
+from settings import PROJECT_ROOT, get_settings
 
 W, H = 612.0, 792.0
 
@@ -335,3 +337,12 @@ def test_a_wrapped_heading_keeps_its_second_line_and_figure_labels_are_not_secti
     mark_headings(page, body=10)
     headings = [" ".join(li.text for li in b.lines) for b in page.blocks if b.heading]
     assert headings == ["3.4 Batch Normalization regularizes the model"]
+
+
+def test_importing_the_package_does_not_load_mupdf() -> None:
+    """The web process imports ``ingest.pdf``; MuPDF may only ever run in a parser child."""
+    code = (
+        "import sys, ingest.pdf, ingest.chunking; sys.exit('pymupdf' in sys.modules or 'fitz' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr
