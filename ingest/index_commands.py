@@ -268,6 +268,13 @@ def status_command(ids: tuple[str, ...], as_json: bool) -> None:
     if failed:
         out.console.print("[bold]latest failures[/]")
         _table(failed)
+    if not settings.redis.redis_url:  # jobs that never reached a paper (an unidentifiable file …)
+        from ingest.queue import EmbeddedQueue
+
+        known = {f"pdf:{r.arxiv_id}" for r in failed}
+        for key, what, error in EmbeddedQueue(engine).failures(limit=10):
+            if key not in known:
+                out.console.print(f"[red]failed[/] {escape(what)}: {escape(error)}", highlight=False)
 
 
 def _queue_counts(settings: Settings, engine: Engine) -> dict[str, int]:

@@ -180,15 +180,16 @@ class EmbeddedQueue:
         with self.engine.connect() as conn:
             return conn.execute(select(func.min(Job.run_after)).where(Job.status == QUEUED)).scalar_one()
 
-    def failures(self, limit: int = 20) -> list[tuple[str, str]]:
+    def failures(self, limit: int = 20) -> list[tuple[str, str, str]]:
+        """The latest failed jobs: (key, what it was about — a file or the key, reason)."""
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(Job.key, Job.error)
+                select(Job.key, Job.payload, Job.error)
                 .where(Job.status == FAILED)
                 .order_by(Job.updated_at.desc())
                 .limit(limit)
             )
-            return [(key, error or "") for key, error in rows]
+            return [(key, (payload or {}).get("path") or key, error or "") for key, payload, error in rows]
 
     def _update(self, claimed: Claimed, **values: Any) -> bool:
         with self._write() as session:

@@ -166,7 +166,7 @@ def test_malformed_pdfs_fail_with_their_reason_and_the_next_job_runs(harness, tm
         assert h.chunk_ids(arxiv_id) == []  # nothing of a failed paper in Chroma
     for arxiv_id in good:
         assert h.row(arxiv_id).status == "done" and h.chunk_ids(arxiv_id)
-    failed_jobs = dict(h.queue.failures())
+    failed_jobs = {key: error for key, _what, error in h.queue.failures()}
     assert failed_jobs[f"pdf:{names['encrypted']}"] == h.row(names["encrypted"]).reason
 
 
