@@ -9,12 +9,10 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
-from litestar import Litestar
-from litestar.connection import ASGIConnection
+from litestar import Litestar, Request
 from litestar.exceptions import NotFoundException
-from litestar.handlers.base import BaseRouteHandler
 from litestar.types import HTTPScope, Message, Receive, Scope, Send
 
 from app.negotiation import MD_SUFFIX_FLAG
@@ -63,7 +61,10 @@ def _without_body(send: Send) -> Send:
     return send_headers_only
 
 
-def markdown_pages_only(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
-    """App-wide guard: ``<url>.md`` exists only for routes that render pages."""
-    if connection.scope.get("state", {}).get(MD_SUFFIX_FLAG) and not handler.opt.get(PAGE_OPT):
+async def markdown_pages_only(request: Request[Any, Any, Any]) -> None:
+    """App-wide ``before_request`` hook: ``<url>.md`` exists only for routes that render pages.
+
+    (A hook rather than a guard: Litestar copies the route handler for every guard call, which
+    costs more than the rest of a cached page.)"""
+    if request.scope.get("state", {}).get(MD_SUFFIX_FLAG) and not request.route_handler.opt.get(PAGE_OPT):
         raise NotFoundException(detail="there is no markdown variant of this address")

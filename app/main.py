@@ -65,7 +65,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             "pages": Provide(provide_pages, sync_to_thread=False),
         },
         lifespan=[lifespan(settings)],
-        guards=[markdown_pages_only],
+        before_request=markdown_pages_only,
         exception_handlers={HTTPException: exception_to_response, Exception: exception_to_response},
         before_send=[security_headers(hsts=site.public_url.startswith("https://"))],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(html)),
@@ -78,5 +78,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
             render_plugins=[JsonRenderPlugin()],
         ),
     )
-    app.state.pages = Pages(site, html, markdown, page_cache)
+    app.state.pages = Pages(site, html, markdown, page_cache, settings)
     return app

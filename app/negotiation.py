@@ -9,6 +9,7 @@ outermost ASGI layer strips the suffix and records it in the scope, see :mod:`ap
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 Format = Literal["html", "markdown"]
@@ -44,6 +45,7 @@ def accept_qualities(header: str) -> dict[str, float]:
     return found
 
 
+@lru_cache(maxsize=512)  # a handful of distinct Accept headers arrive again and again
 def wants_markdown(method: str, accept: str | None) -> bool:
     if method.upper() not in NEGOTIATING_METHODS or not accept:
         return False

@@ -8,8 +8,9 @@ the request (see :mod:`app.negotiation`). Rendered pages are kept in a small in-
 a few seconds, so a burst of requests for the same page costs one set of queries.
 
 Reuse for a new page (e.g. ``/search``): write ``search.html`` extending ``base.html`` and
-``search.md`` extending ``base.md``, declare the route with ``opt={PAGE_OPT: True}``, and return
-``pages.respond(request, lambda: View(...))`` from the handler.
+``search.md`` extending ``base.md``, declare an ``async`` route with ``opt={PAGE_OPT: True}``, and
+return ``await pages.serve(request, lambda db: View(...))`` from it (``db`` is a catalogue session;
+the builder runs in a worker thread, never on the event loop).
 """
 
 from __future__ import annotations
@@ -28,15 +29,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from litestar import Request, Response
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.response.base import ASGIResponse
+from litestar.types import ASGIApp
 from markupsafe import Markup, escape
+from sqlalchemy.orm import Session
 
 from app.negotiation import MD_SUFFIX_FLAG, Format, choose
 from app.site import Site
 from app.structured_data import JsonLd, graph
+from settings import Settings
 
 MARKDOWN_MEDIA_TYPE = "text/markdown"
 _BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
@@ -70,6 +76,11 @@ class Redirect:
     status: int = 301
 
 
+Builder = Callable[[Session], "View | Redirect"]
+# What page handlers return: the ASGIResponse of :meth:`Pages.serve` (Litestar passes it through).
+PageAnswer = ASGIApp
+
+
 @dataclass(frozen=True, slots=True)
 class Rendered:
     status: int
@@ -80,6 +91,12 @@ class Rendered:
     def response(self) -> Response[bytes]:
         return Response(
             content=self.body, status_code=self.status, media_type=self.media_type, headers=dict(self.headers)
+        )
+
+    def asgi(self) -> ASGIResponse:
+        """The low-level response: what a cached page is answered with (no per-request rework)."""
+        return ASGIResponse(
+            body=self.body, status_code=self.status, media_type=self.media_type, headers=self.headers
         )
 
 
@@ -265,40 +282,75 @@ def request_format(request: Request[Any, Any, Any]) -> tuple[Format, bool]:
 
 
 class Pages:
-    """Renders views in either format, answers redirects, and caches both."""
+    """Renders views in either format, answers redirects, and caches both.
 
-    def __init__(self, site: Site, html: Environment, markdown: Environment, cache: PageCache) -> None:
+    Page handlers are ``async`` and call :meth:`serve`: a cached page is answered on the event loop
+    without touching the catalogue; otherwise the view is built in a worker thread with a catalogue
+    session of its own, closed in that thread as soon as the view is built, so its connection is
+    back in the pool before rendering starts (a request never holds a connection while it waits for
+    the event loop)."""
+
+    def __init__(
+        self, site: Site, html: Environment, markdown: Environment, cache: PageCache, settings: Settings
+    ) -> None:
         self.site = site
         self.html = html
         self.markdown = markdown
         self.cache = cache
+        self.settings = settings
+
+    async def serve(self, request: Request[Any, Any, Any], build: Builder) -> ASGIResponse:
+        """The page for ``request``: from the cache, or built by ``build(session)`` (which may raise
+        the HTTP errors :mod:`app.errors` translates)."""
+        fmt, suffix = request_format(request)
+        key = (fmt, suffix, request.scope["path"], request.scope.get("query_string", b""))
+        if (hit := self.cache.get(key)) is not None:
+            return hit.asgi()
+        sessions = request.app.state.services.sessions
+        rendered, keep = await anyio.to_thread.run_sync(self._produce, sessions, build, fmt, suffix)
+        if keep:
+            self.cache.put(key, rendered)
+        return rendered.asgi()
 
     def respond(
         self, request: Request[Any, Any, Any], build: Callable[[], View | Redirect]
     ) -> Response[bytes]:
-        """The page for ``request``: from the cache, or built by ``build`` (which may raise the
-        HTTP errors :mod:`app.errors` translates)."""
+        """:meth:`serve` for a handler that already runs in a worker thread (``sync_to_thread``)
+        and brings its own data (``build`` takes no session)."""
         fmt, suffix = request_format(request)
         key = (fmt, suffix, request.scope["path"], request.scope.get("query_string", b""))
         if (hit := self.cache.get(key)) is not None:
             return hit.response()
-        outcome = build()
-        if isinstance(outcome, Redirect):
-            rendered = self.redirect(outcome, fmt, suffix)
-        else:
-            rendered = self.render(outcome, fmt)
-        if rendered.status < 400 and (isinstance(outcome, Redirect) or outcome.cacheable):
+        rendered, keep = self._finish(build(), fmt, suffix)
+        if keep:
             self.cache.put(key, rendered)
         return rendered.response()
 
-    def cached(self, request: Request[Any, Any, Any], build: Callable[[], Rendered]) -> Response[bytes]:
-        """A non-page document (feed, sitemap, llms.txt) from the cache, or built by ``build``."""
+    def _produce(
+        self, sessions: Callable[[], Session], build: Builder, fmt: Format, suffix: bool
+    ) -> tuple[Rendered, bool]:
+        with sessions() as session:
+            outcome = build(session)
+        return self._finish(outcome, fmt, suffix)
+
+    def _finish(self, outcome: View | Redirect, fmt: Format, suffix: bool) -> tuple[Rendered, bool]:
+        """The rendered answer, and whether it may be cached."""
+        if isinstance(outcome, Redirect):
+            return self.redirect(outcome, fmt, suffix), True
+        rendered = self.render(outcome, fmt)
+        return rendered, rendered.status < 400 and outcome.cacheable
+
+    async def document(
+        self, request: Request[Any, Any, Any], build: Callable[[Session], Rendered]
+    ) -> ASGIResponse:
+        """A non-page document (feed, sitemap, llms.txt), cached like pages."""
         key = ("document", request.scope["path"], request.scope.get("query_string", b""))
         if (hit := self.cache.get(key)) is None:
-            hit = build()
+            sessions = request.app.state.services.sessions
+            hit = await anyio.to_thread.run_sync(_with_session, sessions, build)
             if hit.status < 400:
                 self.cache.put(key, hit)
-        return hit.response()
+        return hit.asgi()
 
     def redirect(self, redirect: Redirect, fmt: Format, suffix: bool) -> Rendered:
         target = markdown_path(redirect.path) if suffix else redirect.path
@@ -330,6 +382,11 @@ class Pages:
         text = self.html.get_template(f"{view.template}.html").render(context)
         link = f'<{context["markdown_url"]}>; rel="alternate"; type="text/markdown"'
         return Rendered(view.status, text.encode(), HTML_MEDIA_TYPE, (("link", link),))
+
+
+def _with_session(sessions: Callable[[], Session], build: Callable[[Session], Rendered]) -> Rendered:
+    with sessions() as session:
+        return build(session)
 
 
 def provide_pages(state: State) -> Pages:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Generic, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from catalog.models import (
@@ -408,44 +408,69 @@ def authors_of(session: Session, paper_ids: list[int]) -> dict[int, list[AuthorR
     return result
 
 
+# The paper page's statements, built once: constructing a statement costs more than running it on
+# an index, and this is the hottest read of the site.
+_PAPER_BY_ID = select(
+    Paper.id,
+    Paper.arxiv_id,
+    Paper.title,
+    Paper.abstract,
+    Paper.primary_category,
+    Paper.latest_version,
+    Paper.published_on,
+    Paper.updated_on,
+    Paper.announced_on,
+    Paper.activity_on,
+    Paper.doi,
+    Paper.journal_ref,
+    Paper.comments,
+    Paper.license,
+    Paper.abs_url,
+    Paper.pdf_url,
+    Paper.citation_count,
+    Paper.citation_source,
+    Paper.modified_at,
+).where(Paper.arxiv_id == bindparam("arxiv_id"))
+_PAPER_AFFILIATIONS = (
+    select(Affiliation.author_position, Affiliation.raw, Affiliation.institution_id, Institution.name)
+    .outerjoin(Institution, Institution.id == Affiliation.institution_id)
+    .where(Affiliation.paper_id == bindparam("paper_id"))
+    .order_by(Affiliation.author_position, Affiliation.id)
+)
+_PAPER_AUTHORS = (
+    select(Authorship.position, Authorship.name, Authorship.researcher_id, Authorship.role)
+    .where(Authorship.paper_id == bindparam("paper_id"))
+    .order_by(Authorship.position)
+)
+_PAPER_CATEGORIES = (
+    select(PaperCategory.category)
+    .where(PaperCategory.paper_id == bindparam("paper_id"))
+    .order_by(PaperCategory.position)
+)
+_PAPER_VERSIONS = (
+    select(PaperVersion.version, PaperVersion.submitted_at, PaperVersion.size)
+    .where(PaperVersion.paper_id == bindparam("paper_id"))
+    .order_by(PaperVersion.version)
+)
+
+
 def paper_detail(session: Session, arxiv_id: str) -> PaperDetail | None:
-    """Everything the paper page shows, by canonical arXiv id (four small indexed statements)."""
-    row = session.execute(select(Paper).where(Paper.arxiv_id == arxiv_id)).scalar_one_or_none()
+    """Everything the paper page shows, by canonical arXiv id (five small indexed statements)."""
+    row = session.execute(_PAPER_BY_ID, {"arxiv_id": arxiv_id}).first()
     if row is None:
         return None
+    key = {"paper_id": row.id}
     affiliations: dict[int, list[AffiliationRef]] = {}
-    for position, raw, institution_id, institution_name in session.execute(
-        select(Affiliation.author_position, Affiliation.raw, Affiliation.institution_id, Institution.name)
-        .outerjoin(Institution, Institution.id == Affiliation.institution_id)
-        .where(Affiliation.paper_id == row.id)
-        .order_by(Affiliation.author_position, Affiliation.id)
-    ):
+    for position, raw, institution_id, institution_name in session.execute(_PAPER_AFFILIATIONS, key):
         refs = affiliations.setdefault(position, [])
         if all(r.raw != raw for r in refs):  # the same string from two sources shows once
             refs.append(AffiliationRef(raw, institution_id, institution_name))
     authors = [
         PaperAuthor(a.name, a.researcher_id, a.role, affiliations.get(a.position, []))
-        for a in session.execute(
-            select(Authorship.position, Authorship.name, Authorship.researcher_id, Authorship.role)
-            .where(Authorship.paper_id == row.id)
-            .order_by(Authorship.position)
-        )
+        for a in session.execute(_PAPER_AUTHORS, key)
     ]
-    categories = list(
-        session.execute(
-            select(PaperCategory.category)
-            .where(PaperCategory.paper_id == row.id)
-            .order_by(PaperCategory.position)
-        ).scalars()
-    )
-    versions = [
-        VersionInfo(v.version, v.submitted_at, v.size)
-        for v in session.execute(
-            select(PaperVersion.version, PaperVersion.submitted_at, PaperVersion.size)
-            .where(PaperVersion.paper_id == row.id)
-            .order_by(PaperVersion.version)
-        )
-    ]
+    categories = list(session.execute(_PAPER_CATEGORIES, key).scalars())
+    versions = [VersionInfo(v.version, v.submitted_at, v.size) for v in session.execute(_PAPER_VERSIONS, key)]
     return PaperDetail(
         arxiv_id=row.arxiv_id,
         title=row.title,

@@ -9,14 +9,14 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from feedgen.feed import FeedGenerator
-from litestar import Request, Response, get
+from litestar import Request, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from markupsafe import Markup
+from sqlalchemy.orm import Session
 
 from app.controllers.pages import prose_view, served_routes
-from app.rendering import AppPages, Pages, Rendered, md_escape
-from app.services import DB, AppServices
+from app.rendering import AppPages, PageAnswer, Pages, Rendered, md_escape
 from catalog.queries import (
     CATEGORY,
     category_exists,
@@ -42,7 +42,7 @@ STATIC_PAGES = (
 )
 
 
-def _llms_text(pages: Pages, request: Request[Any, Any, Any], db: DB) -> str:
+def _llms_text(pages: Pages, request: Request[Any, Any, Any], db: Session) -> str:
     newest = newest_papers(db, page=1, size=1).items
     top = list_researchers(db, query=None, page=1, size=1).items
     site = pages.site
@@ -59,14 +59,16 @@ def _llms_text(pages: Pages, request: Request[Any, Any, Any], db: DB) -> str:
     )
 
 
-@get("/llms.txt", sync_to_thread=True, include_in_schema=False)
-def llms_txt(request: Request[Any, Any, Any], pages: AppPages, db: DB) -> Response[bytes]:
-    return pages.cached(request, lambda: Rendered(200, _llms_text(pages, request, db).encode(), TEXT))
+@get("/llms.txt", include_in_schema=False)
+async def llms_txt(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    return await pages.document(
+        request, lambda db: Rendered(200, _llms_text(pages, request, db).encode(), TEXT)
+    )
 
 
-@get("/llms-full.txt", sync_to_thread=True, include_in_schema=False)
-def llms_full_txt(request: Request[Any, Any, Any], pages: AppPages, db: DB) -> Response[bytes]:
-    def build() -> Rendered:
+@get("/llms-full.txt", include_in_schema=False)
+async def llms_full_txt(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    def build(db: Session) -> Rendered:
         guide = prose_view(pages, "developers", served_routes(request.app)).context["body"]
         newest = newest_papers(db, page=1, size=100).items
         lines = [
@@ -83,7 +85,7 @@ def llms_full_txt(request: Request[Any, Any, Any], pages: AppPages, db: DB) -> R
         ]
         return Rendered(200, ("\n".join(lines) + "\n").encode(), TEXT)
 
-    return pages.cached(request, build)
+    return await pages.document(request, build)
 
 
 def _urlset(entries: list[tuple[str, dt.date | None]]) -> bytes:
@@ -98,12 +100,10 @@ def _urlset(entries: list[tuple[str, dt.date | None]]) -> bytes:
     return "\n".join(parts).encode()
 
 
-@get("/sitemap.xml", sync_to_thread=True, include_in_schema=False)
-def sitemap_index(
-    request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices
-) -> Response[bytes]:
-    def build() -> Rendered:
-        size = services.settings.pages.sitemap_urls_per_file
+@get("/sitemap.xml", include_in_schema=False)
+async def sitemap_index(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    def build(db: Session) -> Rendered:
+        size = pages.settings.pages.sitemap_urls_per_file
         site = pages.site
         parts = ['<?xml version="1.0" encoding="UTF-8"?>', f'<sitemapindex xmlns="{SITEMAP_NS}">']
         parts.append(f"<sitemap><loc>{escape(site.url('/sitemaps/pages.xml'))}</loc></sitemap>")
@@ -114,38 +114,34 @@ def sitemap_index(
         parts.append("</sitemapindex>")
         return Rendered(200, "\n".join(parts).encode(), XML)
 
-    return pages.cached(request, build)
+    return await pages.document(request, build)
 
 
-@get("/sitemaps/{name:str}", sync_to_thread=True, include_in_schema=False)
-def sitemap(
-    request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices, name: FromPath[str]
-) -> Response[bytes]:
-    def build() -> Rendered:
+@get("/sitemaps/{name:str}", include_in_schema=False)
+async def sitemap(request: Request[Any, Any, Any], pages: AppPages, name: FromPath[str]) -> PageAnswer:
+    def build(db: Session) -> Rendered:
         site = pages.site
         if name == "pages.xml":
             return Rendered(200, _urlset([(site.url(p), None) for p in STATIC_PAGES]), XML)
         match = _CHILD.fullmatch(name)
         if match is None:
             raise NotFoundException(detail="Sitemaps are /sitemaps/pages.xml and /sitemaps/<kind>-<n>.xml.")
-        size = services.settings.pages.sitemap_urls_per_file
+        size = pages.settings.pages.sitemap_urls_per_file
         entries = sitemap_entries(db, match["kind"], int(match["number"]), size)
         if not entries:
             raise NotFoundException(detail=f"There is no sitemap {name}; /sitemap.xml lists them all.")
         return Rendered(200, _urlset([(site.url(e.path), e.lastmod) for e in entries]), XML)
 
-    return pages.cached(request, build)
+    return await pages.document(request, build)
 
 
 def _midnight(day: dt.date | None) -> dt.datetime | None:
     return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) if day else None
 
 
-@get("/rss/{name:str}", sync_to_thread=True, include_in_schema=False)
-def rss(
-    request: Request[Any, Any, Any], pages: AppPages, db: DB, services: AppServices, name: FromPath[str]
-) -> Response[bytes]:
-    def build() -> Rendered:
+@get("/rss/{name:str}", include_in_schema=False)
+async def rss(request: Request[Any, Any, Any], pages: AppPages, name: FromPath[str]) -> PageAnswer:
+    def build(db: Session) -> Rendered:
         if not name.endswith(".xml"):
             raise NotFoundException(detail="Feeds are /rss/latest.xml and /rss/<category>.xml.")
         stem = name.removesuffix(".xml")
@@ -153,7 +149,7 @@ def rss(
         if category is not None and not (CATEGORY.fullmatch(category) and category_exists(db, category)):
             raise NotFoundException(detail=f"No paper here is listed in {category!r}; try /rss/latest.xml.")
         site = pages.site
-        listing = newest_papers(db, page=1, size=services.settings.pages.feed_items, category=category)
+        listing = newest_papers(db, page=1, size=pages.settings.pages.feed_items, category=category)
         feed = FeedGenerator()
         feed.title(f"{site.name}: newest papers" + (f" in {category}" if category else ""))
         feed.link(href=site.url(f"/papers?category={category}" if category else "/papers"), rel="alternate")
@@ -178,4 +174,4 @@ def rss(
                 entry.category(term=paper.primary_category)
         return Rendered(200, feed.rss_str(pretty=False), "application/rss+xml")
 
-    return pages.cached(request, build)
+    return await pages.document(request, build)

@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from litestar import Request, Response, get
+from litestar import Request, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, Parameter
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
 from app.controllers.papers import PageNumber
-from app.rendering import AppPages, Redirect, View, query_string
-from app.services import DB, AppServices
+from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.structured_data import organization
 from catalog.queries import (
     InstitutionRef,
@@ -61,18 +60,16 @@ def resolve_institution(db: Session, ident: str) -> InstitutionRef | Redirect:
     return named[0]
 
 
-@get("/institutions/{ident:str}", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def institution(
+@get("/institutions/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})
+async def institution(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    db: DB,
-    services: AppServices,
     ident: FromPath[str],
     page: PageNumber = 1,
-) -> Response[bytes]:
+) -> PageAnswer:
     requested = request.scope["path"]
 
-    def build() -> View | Redirect:
+    def build(db: Session) -> View | Redirect:
         found = resolve_institution(db, ident)
         if isinstance(found, Redirect):
             return found
@@ -81,7 +78,7 @@ def institution(
         detail = institution_detail(db, found.id)
         if detail is None:  # deleted between the two statements
             raise NotFoundException(detail=f"There is no institution with id {found.id}.")
-        listing = institution_papers(db, found.id, page=page, size=services.settings.server.page_size)
+        listing = institution_papers(db, found.id, page=page, size=pages.settings.server.page_size)
         if page > listing.pages:
             raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
         where = f" ({detail.location})" if detail.location else ""
@@ -96,21 +93,19 @@ def institution(
             indexable=bool(detail.papers or detail.researchers),
         )
 
-    return pages.respond(request, build)
+    return await pages.serve(request, build)
 
 
-@get("/institutions", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def institutions(
+@get("/institutions", include_in_schema=False, opt={PAGE_OPT: True})
+async def institutions(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    db: DB,
-    services: AppServices,
     q: NameQuery = None,
     page: PageNumber = 1,
-) -> Response[bytes]:
-    def build() -> View:
+) -> PageAnswer:
+    def build(db: Session) -> View:
         query = (q or "").strip() or None
-        listing = list_institutions(db, query=query, page=page, size=services.settings.server.page_size)
+        listing = list_institutions(db, query=query, page=page, size=pages.settings.server.page_size)
         if page > listing.pages:
             raise NotFoundException(detail=f"There is no page {page}; the list has {listing.pages}.")
         title = f"Institutions matching “{query}”" if query else "Institutions"
@@ -126,4 +121,4 @@ def institutions(
             indexable=query is None,
         )
 
-    return pages.respond(request, build)
+    return await pages.serve(request, build)

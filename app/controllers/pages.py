@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from litestar import Litestar, Request, Response, get
+from litestar import Litestar, Request, get
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from app.asgi import PAGE_OPT
-from app.rendering import AppPages, Pages, View
+from app.rendering import AppPages, PageAnswer, Pages, View
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,25 +128,25 @@ def prose_view(pages: Pages, name: str, routes: list[RouteDoc]) -> View:
     )
 
 
-def _prose(request: Request[Any, Any, Any], pages: Pages, name: str) -> Response[bytes]:
-    return pages.respond(request, lambda: prose_view(pages, name, served_routes(request.app)))
+async def _prose(request: Request[Any, Any, Any], pages: Pages, name: str) -> PageAnswer:
+    return await pages.serve(request, lambda _db: prose_view(pages, name, served_routes(request.app)))
 
 
-@get("/about", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
-def about(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
-    return _prose(request, pages, "about")
+@get("/about", include_in_schema=False, opt={PAGE_OPT: True})
+async def about(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    return await _prose(request, pages, "about")
 
 
-@get("/contact", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
-def contact(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
-    return _prose(request, pages, "contact")
+@get("/contact", include_in_schema=False, opt={PAGE_OPT: True})
+async def contact(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    return await _prose(request, pages, "contact")
 
 
-@get("/privacy", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
-def privacy(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
-    return _prose(request, pages, "privacy")
+@get("/privacy", include_in_schema=False, opt={PAGE_OPT: True})
+async def privacy(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    return await _prose(request, pages, "privacy")
 
 
-@get("/developers", include_in_schema=False, opt={PAGE_OPT: True}, sync_to_thread=False)
-def developers(request: Request[Any, Any, Any], pages: AppPages) -> Response[bytes]:
-    return _prose(request, pages, "developers")
+@get("/developers", include_in_schema=False, opt={PAGE_OPT: True})
+async def developers(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    return await _prose(request, pages, "developers")

@@ -11,15 +11,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from litestar import Request, Response, get
+from litestar import Request, get
 from litestar.exceptions import ClientException, NotFoundException
 from litestar.params import FromPath, Parameter
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
 from app.errors import PaperNotHarvested
-from app.rendering import AppPages, Redirect, View, query_string
-from app.services import DB, AppServices
+from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.site import Site
 from app.structured_data import scholarly_article
 from catalog import arxiv_ids
@@ -91,36 +90,34 @@ def paper_view(db: Session, site: Site, ident: str, requested_path: str) -> View
     )
 
 
-def _show(request: Request[Any, Any, Any], pages: AppPages, db: Session, ident: str) -> Response[bytes]:
+async def _show(request: Request[Any, Any, Any], pages: AppPages, ident: str) -> PageAnswer:
     path = request.scope["path"]
-    return pages.respond(request, lambda: paper_view(db, pages.site, ident, path))
+    return await pages.serve(request, lambda db: paper_view(db, pages.site, ident, path))
 
 
-@get("/papers/{ident:str}", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def paper(request: Request[Any, Any, Any], pages: AppPages, db: DB, ident: FromPath[str]) -> Response[bytes]:
-    return _show(request, pages, db, ident)
+@get("/papers/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})
+async def paper(request: Request[Any, Any, Any], pages: AppPages, ident: FromPath[str]) -> PageAnswer:
+    return await _show(request, pages, ident)
 
 
-@get("/papers/{archive:str}/{number:str}", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def old_style_paper(
-    request: Request[Any, Any, Any], pages: AppPages, db: DB, archive: FromPath[str], number: FromPath[str]
-) -> Response[bytes]:
-    return _show(request, pages, db, f"{archive}/{number}")
+@get("/papers/{archive:str}/{number:str}", include_in_schema=False, opt={PAGE_OPT: True})
+async def old_style_paper(
+    request: Request[Any, Any, Any], pages: AppPages, archive: FromPath[str], number: FromPath[str]
+) -> PageAnswer:
+    return await _show(request, pages, f"{archive}/{number}")
 
 
-@get("/papers", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def papers(
+@get("/papers", include_in_schema=False, opt={PAGE_OPT: True})
+async def papers(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    db: DB,
-    services: AppServices,
     category: Category = None,
     page: PageNumber = 1,
-) -> Response[bytes]:
+) -> PageAnswer:
     checked_category(category)
 
-    def build() -> View:
-        listing = newest_papers(db, page=page, size=services.settings.server.page_size, category=category)
+    def build(db: Session) -> View:
+        listing = newest_papers(db, page=page, size=pages.settings.server.page_size, category=category)
         if page > listing.pages:
             raise NotFoundException(detail=f"There is no page {page}; the list has {listing.pages}.")
         title = f"Newest papers in {category}" if category else "Newest papers"
@@ -140,4 +137,4 @@ def papers(
             crumbs=crumbs,
         )
 
-    return pages.respond(request, build)
+    return await pages.serve(request, build)

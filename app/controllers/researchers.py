@@ -10,15 +10,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from litestar import Request, Response, get
+from litestar import Request, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, Parameter
+from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
 from app.controllers.papers import Category, PageNumber, checked_category
 from app.graphics import network_picture
-from app.rendering import AppPages, Redirect, View, query_string
-from app.services import DB, AppServices
+from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.structured_data import person
 from catalog.queries import coauthor_network, list_researchers, researcher_papers, researcher_profile
 
@@ -26,20 +26,18 @@ _IDENT = re.compile(r"(?P<id>\d{1,18})(?:-(?P<slug>.*))?")
 NameQuery = Annotated[str | None, Parameter(max_length=200, description="Part of a name, e.g. yang")]
 
 
-@get("/researchers/{ident:str}", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def researcher(
+@get("/researchers/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})
+async def researcher(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    db: DB,
-    services: AppServices,
     ident: FromPath[str],
     category: Category = None,
     page: PageNumber = 1,
-) -> Response[bytes]:
+) -> PageAnswer:
     requested = request.scope["path"]
     checked_category(category)
 
-    def build() -> View | Redirect:
+    def build(db: Session) -> View | Redirect:
         match = _IDENT.fullmatch(ident)
         if match is None:
             raise NotFoundException(
@@ -52,7 +50,7 @@ def researcher(
         query = query_string(category=category, page=page)
         if requested != profile.path:
             return Redirect(profile.path + query)
-        size = services.settings.server.page_size
+        size = pages.settings.server.page_size
         listing = researcher_papers(db, profile.id, page=page, size=size, category=category)
         if page > listing.pages:
             raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
@@ -84,21 +82,19 @@ def researcher(
             indexable=category is None,
         )
 
-    return pages.respond(request, build)
+    return await pages.serve(request, build)
 
 
-@get("/researchers", sync_to_thread=True, include_in_schema=False, opt={PAGE_OPT: True})
-def researchers(
+@get("/researchers", include_in_schema=False, opt={PAGE_OPT: True})
+async def researchers(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    db: DB,
-    services: AppServices,
     q: NameQuery = None,
     page: PageNumber = 1,
-) -> Response[bytes]:
-    def build() -> View:
+) -> PageAnswer:
+    def build(db: Session) -> View:
         query = (q or "").strip() or None
-        listing = list_researchers(db, query=query, page=page, size=services.settings.server.page_size)
+        listing = list_researchers(db, query=query, page=page, size=pages.settings.server.page_size)
         if page > listing.pages:
             raise NotFoundException(detail=f"There is no page {page}; the list has {listing.pages}.")
         title = f"Researchers matching “{query}”" if query else "Researchers"
@@ -114,4 +110,4 @@ def researchers(
             indexable=query is None,
         )
 
-    return pages.respond(request, build)
+    return await pages.serve(request, build)
