@@ -15,6 +15,7 @@ from litestar.template import TemplateConfig
 
 from app.asgi import Wovepaper, markdown_pages_only
 from app.controllers import agents, api, health, home, ingest_status, institutions, pages, papers, researchers
+from app.controllers import search as search_controller
 from app.errors import exception_to_response
 from app.rendering import PageCache, Pages, environments, provide_pages
 from app.security import security_headers
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             agents.rss,
             *api.ROUTE_HANDLERS,
             *ingest_status.ROUTE_HANDLERS,
+            *search_controller.ROUTE_HANDLERS,
             health.healthz,
             create_static_files_router(
                 path="/static",

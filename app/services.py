@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from catalog.db import make_engine, session_factory
 from ingest.contract import WorkerHandle, make_embedder, open_store, start_embedded_worker
 from retrieval.embedder import Embedder
+from retrieval.search import SearchService, open_search
 from retrieval.store import ChunkStore
 from settings import Settings
 
@@ -34,6 +35,8 @@ class Services:
     # The embedded default (no Redis): the indexing worker runs here, as a background thread, because
     # only the process that writes the embedded Chroma sees its newest vectors.
     worker: WorkerHandle | None = None
+    # Hybrid search (lexical index + dense retrieval over ``store``), see retrieval.search.
+    search: SearchService | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -47,6 +50,7 @@ class Services:
             engine.dispose()
             raise
         services = cls(settings, engine, session_factory(engine), store, embedder)
+        services.search = open_search(settings, engine, store, embedder)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_embedded_worker(settings, engine, store, embedder)
         return services
@@ -54,6 +58,8 @@ class Services:
     def close(self) -> None:
         if self.worker is not None:
             self.worker.stop()
+        if self.search is not None:
+            self.search.close()
         self.store.close()
         self.engine.dispose()
 

@@ -305,6 +305,10 @@ class SearchResults:
     papers_in_catalogue: int = 0
 
     @property
+    def page(self) -> int:
+        return self.request.page
+
+    @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.request.size))
 
