@@ -11,11 +11,11 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Generic, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from catalog.models import (
@@ -311,7 +311,6 @@ class InstitutionDetail:
     established: int | None
     openalex_id: str | None
     papers: int
-    researchers: list[ResearcherSummary] = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -700,92 +699,15 @@ def list_researchers(session: Session, *, query: str | None, page: int, size: in
 # -- institutions ------------------------------------------------------------------------------
 
 
-def institution_by_id(session: Session, institution_id: int) -> InstitutionRef | None:
-    row = session.execute(
-        select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name).where(
-            Institution.id == institution_id
-        )
-    ).first()
-    return InstitutionRef(row.id, row.name, row.ror_id, row.country_name) if row else None
-
-
-def institution_by_ror(session: Session, ror_id: str) -> InstitutionRef | None:
-    row = session.execute(
-        select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name).where(
-            Institution.ror_id == ror_id.lower()
-        )
-    ).first()
-    return InstitutionRef(row.id, row.name, row.ror_id, row.country_name) if row else None
-
-
-def institutions_named(session: Session, name: str) -> list[InstitutionRef]:
-    """Institutions one of whose names, aliases or acronyms folds to the same key as ``name``."""
-    key = fold(name)
-    if not key:
-        return []
-    rows = session.execute(
-        select(Institution.id, Institution.name, Institution.ror_id, Institution.country_name)
-        .join(InstitutionName, InstitutionName.institution_id == Institution.id)
-        .where(InstitutionName.name_key == key)
-        .distinct()
-        .order_by(Institution.id)
-    )
-    return [InstitutionRef(r.id, r.name, r.ror_id, r.country_name) for r in rows]
-
-
-def _affiliated_paper_ids(institution_id: int) -> Select[int]:
-    return select(Affiliation.paper_id).where(Affiliation.institution_id == institution_id)
-
-
-def institution_detail(
-    session: Session, institution_id: int, *, researchers: int = 30
-) -> InstitutionDetail | None:
+def institution_detail(session: Session, institution_id: int) -> InstitutionDetail | None:
+    """The institution page's facts and its number of affiliated papers (its lists come from
+    :mod:`catalog.institutions`)."""
     i = session.execute(select(Institution).where(Institution.id == institution_id)).scalar_one_or_none()
     if i is None:
         return None
     papers = session.execute(
         select(func.count(func.distinct(Affiliation.paper_id))).where(Affiliation.institution_id == i.id)
     ).scalar_one()
-    # People: authors whose printed affiliation on a paper matched here, plus known affiliations.
-    shared = func.count(func.distinct(Affiliation.paper_id)).label("n")
-    by_papers: dict[int, int] = dict(
-        session.execute(  # type: ignore[arg-type]
-            select(Authorship.researcher_id, shared)
-            .join(
-                Affiliation,
-                and_(
-                    Affiliation.paper_id == Authorship.paper_id,
-                    Affiliation.author_position == Authorship.position,
-                ),
-            )
-            .where(Affiliation.institution_id == i.id, Authorship.researcher_id.is_not(None))
-            .group_by(Authorship.researcher_id)
-            .order_by(shared.desc(), Authorship.researcher_id)
-            .limit(researchers)
-        ).all()
-    )
-    known = session.execute(
-        select(ResearcherInstitution.researcher_id)
-        .where(ResearcherInstitution.institution_id == i.id)
-        .order_by(ResearcherInstitution.researcher_id)
-        .limit(researchers)
-    ).scalars()
-    ids = list(dict.fromkeys([*by_papers, *known]))[:researchers]
-    rows = {
-        r.id: r
-        for r in session.execute(
-            select(
-                Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count
-            ).where(Researcher.id.in_(ids))
-        )
-    }
-    people = [
-        ResearcherSummary(
-            rid, rows[rid].display_name, by_papers.get(rid, 0), rows[rid].h_index, rows[rid].citation_count
-        )
-        for rid in ids
-        if rid in rows
-    ]
     return InstitutionDetail(
         id=i.id,
         ror_id=i.ror_id,
@@ -802,15 +724,7 @@ def institution_detail(
         established=i.established,
         openalex_id=i.openalex_id,
         papers=papers,
-        researchers=people,
     )
-
-
-def institution_papers(session: Session, institution_id: int, *, page: int, size: int) -> Page[PaperSummary]:
-    affiliated = Paper.id.in_(_affiliated_paper_ids(institution_id))
-    total = session.execute(select(func.count()).select_from(Paper).where(affiliated)).scalar_one()
-    statement = _summary_columns().where(affiliated).order_by(*_NEWEST).limit(size).offset((page - 1) * size)
-    return Page(_summaries(session, statement), page, size, total)
 
 
 def list_institutions(
@@ -834,7 +748,7 @@ def list_institutions(
         )
     )
     counting = select(func.count()).select_from(Institution)
-    if query is not None and (pattern := _like(query)):
+    if query is not None and (pattern := _like(query.replace("&", " and "))):  # as institution_key
         matching = exists().where(
             InstitutionName.institution_id == Institution.id, InstitutionName.name_key.like(pattern)
         )

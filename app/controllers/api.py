@@ -17,20 +17,20 @@ from litestar.params import Parameter, PathParameter
 from sqlalchemy.orm import Session
 
 from app.controllers.institutions import NameQuery as InstitutionQuery
-from app.controllers.institutions import resolve_institution
+from app.controllers.institutions import resolve
 from app.controllers.papers import Category, checked_category
 from app.controllers.researchers import NameQuery as ResearcherQuery
-from app.rendering import AppPages, Redirect, markdown_path
+from app.rendering import AppPages, markdown_path
 from app.services import DB
 from app.site import Site
 from catalog import arxiv_ids
+from catalog.institutions import institution_papers, institution_researchers
 from catalog.queries import (
     PaperDetail,
     PaperSummary,
     ResearcherSummary,
     coauthor_network,
     institution_detail,
-    institution_papers,
     list_institutions,
     list_researchers,
     newest_papers,
@@ -427,12 +427,7 @@ InstitutionIdent = Annotated[
 
 
 def _institution_id(db: Session, ident: str) -> int:
-    found = resolve_institution(db, ident)
-    if isinstance(found, Redirect):
-        raise NotFoundException(
-            detail=f"Several institutions are called “{ident}”; list them with /api/institutions?q=…"
-        )
-    return found.id
+    return resolve(db, ident).id
 
 
 @get(
@@ -460,7 +455,10 @@ def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institu
         website=detail.website,
         established=detail.established,
         papers=detail.papers,
-        researchers=[_researcher_item(site, r) for r in detail.researchers],
+        researchers=[
+            ResearcherItem(r.id, r.name, r.papers, r.h_index, None, site.url(r.path))
+            for r in institution_researchers(db, detail.id, limit=30)
+        ],
         url=site.url(detail.path),
         markdown_url=site.url(markdown_path(detail.path)),
     )

@@ -2,8 +2,9 @@
 
 Contents, all from ``../shared/data``: the 249 Kaggle-snapshot records, the 35 PDF papers' metadata
 (with printed affiliations), the first 300 demo listings, two old-style papers parsed from the
-recorded arXiv API answers, ROR records for the institutions those affiliations name (linked the
-way enrichment links them), and one enriched researcher (numbers from a real OpenAlex author).
+recorded arXiv API answers, ROR records for the institutions those affiliations name, and one
+enriched researcher (numbers from a real OpenAlex author).
+Institutions are imported and linked by the enrichment's own ROR import and affiliation matcher.
 Plus what real data lacks here: a paper whose title and author are hostile HTML/markdown, and two
 different people sharing one name (different fields, no shared co-author).
 """
@@ -33,8 +34,11 @@ from sqlalchemy.orm import Session
 
 from app.main import create_app
 from catalog.db import make_engine, migrate
-from catalog.models import Affiliation, Institution, InstitutionName, Researcher, ResearcherInstitution
-from catalog.names import fold
+from catalog.models import Institution, Researcher, ResearcherInstitution
+from ingest.enrich.affiliations import AffiliationMatcher
+from ingest.enrich.institutions import import_ror
+from ingest.enrich.ror import RorRecord, read_dump
+from ingest.enrich.stages import match_affiliations
 from ingest.importer import Importer
 from ingest.sources import kaggle, listings
 from settings import Settings
@@ -189,50 +193,15 @@ def _extra_listings() -> list[str]:
 
 
 def _load_institutions(engine: Engine, shared: Path) -> None:
-    """The ROR records of :data:`INSTITUTIONS`, with their name keys, and affiliations linked to
-    them where the printed affiliation contains the institution's name (a stand-in for enrichment)."""
-    wanted = set(INSTITUTIONS)
+    """The ROR records of :data:`INSTITUTIONS`, imported and matched to the printed affiliations by
+    the enrichment's own code (``python -m ingest ror``)."""
     path = shared / "enrichment" / "ror" / "ror_v2_records_from_ror-records_releases.jsonl"
-    with Session(engine) as session, session.begin():
-        for line in path.open():
-            record = json.loads(line)
-            display = next(n["value"] for n in record["names"] if "ror_display" in n["types"])
-            if display not in wanted:
-                continue
-            wanted.discard(display)
-            location = (record.get("locations") or [{}])[0].get("geonames_details", {})
-            institution = Institution(
-                ror_id=record["id"].rsplit("/", 1)[1],
-                name=display,
-                aliases=[n["value"] for n in record["names"] if "alias" in n["types"]],
-                acronyms=[n["value"] for n in record["names"] if "acronym" in n["types"]],
-                types=record.get("types", []),
-                country_code=location.get("country_code"),
-                country_name=location.get("country_name"),
-                city=location.get("name"),
-                website=next(
-                    (link["value"] for link in record.get("links", []) if link["type"] == "website"), None
-                ),
-                links={link["type"]: link["value"] for link in record.get("links", [])},
-                status=record.get("status"),
-                established=record.get("established"),
-            )
-            session.add(institution)
-            session.flush()
-            keys: dict[str, str] = {}
-            for n in record["names"]:
-                kind = "name" if "ror_display" in n["types"] else n["types"][0]
-                keys.setdefault(fold(n["value"]), kind)
-            session.add_all(
-                InstitutionName(institution_id=institution.id, name_key=k, kind=kind)
-                for k, kind in keys.items()
-            )
-            session.execute(
-                update(Affiliation)
-                .where(Affiliation.raw.contains(display))
-                .values(institution_id=institution.id)
-            )
-    assert not wanted, f"ROR records not found: {wanted}"
+    records = [r for r in read_dump(path) if isinstance(r, RorRecord) and r.name in INSTITUTIONS]
+    assert {r.name for r in records} == set(INSTITUTIONS), "ROR records missing from the shared data"
+    assert import_ror(engine, records).failed == 0
+    with engine.connect() as conn:
+        matcher = AffiliationMatcher.from_catalogue(conn, threshold=90.0)
+    match_affiliations(engine, matcher)
 
 
 def _enrich(engine: Engine, shared: Path) -> tuple[int, int, int, str]:
