@@ -251,6 +251,16 @@ class SearchSettings(_Section):
         description="Papers found only by the embedding with a lower cosine similarity are dropped (so "
         "nonsense finds nothing).",
     )
+    search_feedback_docs: int = Field(
+        0,
+        ge=0,
+        le=20,
+        description="Pseudo-relevance feedback: the query vector moves towards the abstracts of this many "
+        "top fused papers and the embedding is searched again (0: off; costs a second k-NN query).",
+    )
+    search_feedback_weight: float = Field(
+        0.5, ge=0, le=5, description="How far pseudo-relevance feedback moves the query vector."
+    )
     search_max_results: int = Field(
         200,
         ge=10,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import QueryBundle
@@ -96,6 +97,24 @@ class DenseRetriever:
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return vector
+
+    def feedback(
+        self, vector: Sequence[float], arxiv_ids: Sequence[str], weight: float
+    ) -> list[float] | None:
+        """Rocchio feedback: ``vector`` moved towards the mean of these papers' title + abstract
+        vectors (read from the store), re-normalised. None when none of them is in the store."""
+        if not arxiv_ids or weight <= 0:
+            return None
+        where = {"$and": [{"arxiv_id": {"$in": list(arxiv_ids)}}, {"kind": "abstract"}]}
+        found = self.store.collection.get(where=where, include=["embeddings"])  # type: ignore[arg-type]
+        embeddings = found.get("embeddings")
+        if embeddings is None or len(embeddings) == 0:
+            return None
+        moved = np.asarray(vector, dtype=np.float32) + weight * np.asarray(embeddings, dtype=np.float32).mean(
+            axis=0
+        )
+        norm = float(np.linalg.norm(moved))
+        return (moved / norm).tolist() if norm > 0 else None
 
     def search(
         self,

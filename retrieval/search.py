@@ -69,6 +69,8 @@ class RankConfig:
     lexical_k: int = 100  # documents per lexical corpus
     dense_k: int = 100  # chunks from the k-NN
     min_similarity: float = 0.0  # dense-only papers below this cosine similarity are dropped
+    feedback_docs: int = 0  # pseudo-relevance feedback: abstracts of the best fused papers (0: off)
+    feedback_weight: float = 0.5  # how far the query vector moves towards them
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,37 +140,32 @@ class Ranker:
         chunk_hits: dict[str, dict[str, ChunkHit]] = {}
         lexical_scores: dict[str, float] = {}  # normalised per corpus; the best per paper
         lexical_raw: dict[str, float] = {}  # best raw BM25 score per paper (for the debug view)
-        lexical_count = dense_count = 0
+        lexical_count = 0
         if mode in ("hybrid", "bm25"):
             if self.lexical is None:
                 notes.append("the lexical index is not available")
             else:
                 lexical_count = self._lexical(query, allowed, lexical_scores, lexical_raw, chunk_hits)
-        dense_scores: dict[str, float] = {}
+        hits: list[DenseHit] = []
         if mode in ("hybrid", "dense"):
             if self.dense is None:
                 notes.append("the vector index is not available")
             else:
-                try:
-                    hits = self.dense.search(query, k=dense_k or config.dense_k, where=where, vector=vector)
-                except StoreError as exc:
-                    notes.append(f"the vector index did not answer ({exc})")
-                    hits = []
-                hits = [h for h in hits if allowed is None or h.arxiv_id in allowed]
-                dense_count = len(hits)
-                for dense_hit in hits:
-                    dense_scores.setdefault(dense_hit.arxiv_id, dense_hit.similarity)  # hits come best first
-                    _add_chunk(chunk_hits, dense_hit.arxiv_id, _dense_chunk(dense_hit))
-
-        lists = []
-        if lexical_scores:
-            lists.append(Ranked(lexical_scores, 1.0 - config.dense_weight if mode == "hybrid" else 1.0))
-        if dense_scores:
-            lists.append(Ranked(dense_scores, config.dense_weight if mode == "hybrid" else 1.0))
-        if config.method == "rrf":
-            fused = rrf(lists, k=config.rrf_k)
-        else:
-            fused = convex(lists, how=config.normalisation)
+                hits = self._dense(query, dense_k or config.dense_k, where, vector, allowed, notes)
+        dense_scores = _best_per_paper(hits)
+        fused = self._fuse(lexical_scores, dense_scores, mode)
+        if mode == "hybrid" and config.feedback_docs and hits and self.dense is not None:
+            # Pseudo-relevance feedback: move the query vector towards the abstracts of the best
+            # fused papers (Rocchio) and search the embedding again; lexical scores stay as they are.
+            start = list(vector) if vector is not None else self.dense.embed_query(query)
+            moved = self.dense.feedback(start, order(fused)[: config.feedback_docs], config.feedback_weight)
+            if moved is not None:
+                hits = self._dense(query, dense_k or config.dense_k, where, moved, allowed, notes)
+                dense_scores = _best_per_paper(hits)
+                fused = self._fuse(lexical_scores, dense_scores, mode)
+        dense_count = len(hits)
+        for dense_hit in hits:
+            _add_chunk(chunk_hits, dense_hit.arxiv_id, _dense_chunk(dense_hit))
         lexical_ranks = Ranked(lexical_scores).ranks()
         dense_ranks = Ranked(dense_scores).ranks()
         # A paper only the embedding found, and only faintly, is noise (a nonsense query still has
@@ -192,6 +189,34 @@ class Ranker:
             for rank, key in enumerate(ranked, start=1)
         ]
         return Ranking(candidates, lexical_count, dense_count, notes)
+
+    def _dense(
+        self,
+        query: str,
+        k: int,
+        where: Mapping[str, Any] | None,
+        vector: Sequence[float] | None,
+        allowed: Collection[str] | None,
+        notes: list[str],
+    ) -> list[DenseHit]:
+        assert self.dense is not None
+        try:
+            hits = self.dense.search(query, k=k, where=where, vector=vector)
+        except StoreError as exc:
+            notes.append(f"the vector index did not answer ({exc})")
+            return []
+        return [h for h in hits if allowed is None or h.arxiv_id in allowed]
+
+    def _fuse(self, lexical: dict[str, float], dense: dict[str, float], mode: Mode) -> dict[str, float]:
+        config = self.config
+        lists = []
+        if lexical:
+            lists.append(Ranked(lexical, 1.0 - config.dense_weight if mode == "hybrid" else 1.0))
+        if dense:
+            lists.append(Ranked(dense, config.dense_weight if mode == "hybrid" else 1.0))
+        if config.method == "rrf":
+            return rrf(lists, k=config.rrf_k)
+        return convex(lists, how=config.normalisation)
 
     def _lexical(
         self,
@@ -222,6 +247,13 @@ class Ranker:
             abstract = ChunkHit(f"{hit.arxiv_id}#abstract", "abstract", lexical_rank=hit.rank)
             _add_chunk(chunk_hits, hit.arxiv_id, abstract)
         return len(papers) + len(chunks)
+
+
+def _best_per_paper(hits: Sequence[DenseHit]) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for hit in hits:  # best first
+        best.setdefault(hit.arxiv_id, hit.similarity)
+    return best
 
 
 def _dense_chunk(hit: DenseHit) -> ChunkHit:
@@ -564,6 +596,8 @@ def rank_config(settings: SearchSettings) -> RankConfig:
         lexical_k=settings.search_candidates,
         dense_k=settings.search_candidates,
         min_similarity=settings.search_min_similarity,
+        feedback_docs=settings.search_feedback_docs,
+        feedback_weight=settings.search_feedback_weight,
     )
 
 

@@ -13,7 +13,7 @@ from app.main import create_app
 from tests.integration.search_corpus import Corpus, environment
 from tests.integration.test_search import ADAM, corpus  # noqa: F401 - the session corpus fixture
 
-Client = TestClient  # type: ignore[type-arg]
+Client = TestClient
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,229 @@
+"""Search latency: p50/p99 of ``/api/search`` (warm, over HTTP on loopback) on the 20k demo listings
+and on the 75k listings, each in its own data dir, next to a raw Chroma query for the same query
+vectors in the same run.
+
+    .venv/bin/python benchmarks/search_latency.py [--sizes 20k,75k] [--embed 2000] [--queries 200]
+
+What is real and what is not: the catalogue (SQLite), the lexical index (every paper), the Chroma
+collection (one title + abstract vector per paper, so the HNSW index has its full size) and the app
+are the product's own. Embedding 75k abstracts takes hours on 2 cores, so only ``--embed`` papers
+are embedded with the bundled MiniLM; every other paper gets one of those vectors plus small noise
+(re-normalised). Latency depends on the index size, not on which vectors are in it; ranking quality
+is measured by ``python -m evals``, not here. Data dirs are kept under ``data/bench-search-*`` and
+reused by the next run.
+
+Printed: for each size, raw Chroma k-NN (k = search_candidates, documents and metadata included, as
+search asks for them) and ``/api/search`` with fresh queries (the query is embedded) and repeated
+queries (the query vector is cached), each p50/p99 in ms, and the p99 ratio to raw Chroma.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from catalog.db import make_engine, migrate  # noqa: E402
+from ingest.importer import Importer  # noqa: E402
+from ingest.pipeline import Pipeline, load_papers, make_embedder, open_store  # noqa: E402
+from ingest.sources import listings  # noqa: E402
+from retrieval.lexical import LexicalIndex  # noqa: E402
+from settings import SHARED_DATA, Settings, get_settings  # noqa: E402
+
+FILES = {"20k": "listings-20k.jsonl.gz", "75k": "listings-75k.jsonl.gz"}
+
+
+def configure(data_dir: Path) -> Settings:
+    os.environ.update(
+        {
+            "WOVEPAPER_DATA_DIR": str(data_dir),
+            "WOVEPAPER_WORKER_EMBEDDED": "false",
+            "WOVEPAPER_ENVIRONMENT": "test",
+            "WOVEPAPER_PAGE_CACHE_SECONDS": "0",
+        }
+    )
+    os.environ.pop("WOVEPAPER_DATABASE_URL", None)
+    get_settings.cache_clear()
+    return get_settings()
+
+
+def build(size: str, data_dir: Path, embed: int) -> tuple[int, int]:
+    """Catalogue, lexical index and Chroma for one listings file (skipped when already built)."""
+    settings = configure(data_dir)
+    done = data_dir / "bench-complete.json"
+    if done.is_file():
+        info = json.loads(done.read_text())
+        return info["papers"], info["embedded"]
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    started = time.perf_counter()
+    records = (r for r in listings.read(SHARED_DATA / "arxiv" / FILES[size]) if not isinstance(r, Exception))
+    Importer(engine, source="listings").run(records)
+    print(f"[{size}] catalogue imported in {time.perf_counter() - started:.0f} s", flush=True)
+
+    started = time.perf_counter()
+    lexical = LexicalIndex.from_settings(settings)
+    lexical.sync_catalogue(engine, full=True)
+    lexical.flush()
+    print(f"[{size}] lexical index built in {time.perf_counter() - started:.0f} s", flush=True)
+
+    embedder = make_embedder(settings)
+    store = open_store(settings, embedder)
+    pipeline = Pipeline(settings, engine, store, embedder)
+    papers = load_papers(engine)
+    rng = np.random.default_rng(7)
+    sample = set(rng.choice(len(papers), size=min(embed, len(papers)), replace=False).tolist())
+    chosen = [p for i, p in enumerate(papers) if i in sample]
+    started = time.perf_counter()
+    chunks = [pipeline.chunks_for(p, p.latest_version, None)[0] for p in chosen]
+    real = np.asarray(pipeline.embed([c.text for c in chunks]), dtype=np.float32)
+    store.replace_abstracts(chunks, real.tolist(), [p.fields() for p in chosen])
+    print(f"[{size}] embedded {len(chosen)} abstracts in {time.perf_counter() - started:.0f} s", flush=True)
+
+    started = time.perf_counter()
+    rest = [p for i, p in enumerate(papers) if i not in sample]
+    for start in range(0, len(rest), 2000):
+        part = rest[start : start + 2000]
+        base = real[rng.integers(0, len(real), size=len(part))]
+        noisy = base + rng.normal(0, 0.05, size=base.shape).astype(np.float32)
+        noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+        heads = [pipeline.chunks_for(p, p.latest_version, None)[0] for p in part]
+        store.replace_abstracts(heads, noisy.tolist(), [p.fields() for p in part])
+    print(f"[{size}] stored {len(rest)} reused vectors in {time.perf_counter() - started:.0f} s", flush=True)
+    pipeline.close()
+    store.close()
+    engine.dispose()
+    done.write_text(json.dumps({"papers": len(papers), "embedded": len(chosen)}))
+    return len(papers), len(chosen)
+
+
+def queries(data_dir: Path, n: int) -> list[str]:
+    """Short queries: a few words from real titles of this corpus, fixed seed."""
+    settings = configure(data_dir)
+    engine = make_engine(settings.database_url)
+    titles = [p.title for p in load_papers(engine)]
+    engine.dispose()
+    rng = random.Random(11)
+    picked = rng.sample(titles, n)
+    return [" ".join(t.split()[:6]) for t in picked]
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p99
+
+
+def raw_chroma(data_dir: Path, texts: list[str]) -> tuple[float, float]:
+    settings = configure(data_dir)
+    embedder = make_embedder(settings)
+    store = open_store(settings, embedder)
+    vectors = embedder.embed(texts)
+    k = settings.search.search_candidates
+    for v in vectors[:10]:
+        store.query(v, k=k)
+    times = []
+    for v in vectors:
+        started = time.perf_counter()
+        store.query(v, k=k)
+        times.append((time.perf_counter() - started) * 1000)
+    store.close()
+    return percentiles(times)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def api(data_dir: Path, texts: list[str]) -> dict[str, tuple[float, float]]:
+    configure(data_dir)
+    port = free_port()
+    env = {**os.environ, "WOVEPAPER_PORT": str(port)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=url, timeout=60) as client:
+            deadline = time.monotonic() + 180
+            while True:
+                try:
+                    if client.get("/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(
+                        "the app did not start: " + (server.stderr.read().decode() if server.stderr else "")
+                    )
+                time.sleep(0.5)
+            # Warm-up: models loaded, lexical index and Chroma segments in memory, a few plans cached.
+            for text in ["warm up the retrieval stack", "graph neural networks", "language model agents"]:
+                client.get("/api/search", params={"q": text})
+            results: dict[str, tuple[float, float]] = {}
+            for label, batch in (("fresh", texts), ("repeated", texts)):
+                times = []
+                for text in batch:
+                    started = time.perf_counter()
+                    response = client.get("/api/search", params={"q": text})
+                    times.append((time.perf_counter() - started) * 1000)
+                    response.raise_for_status()
+                results[label] = percentiles(times)
+            return results
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="20k,75k")
+    parser.add_argument("--embed", type=int, default=2000, help="abstracts embedded for real per corpus")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    report = []
+    for size in args.sizes.split(","):
+        data_dir = ROOT / "data" / f"bench-search-{size}"
+        papers, embedded = build(size, data_dir, args.embed)
+        texts = queries(data_dir, args.queries)
+        chroma = raw_chroma(data_dir, texts)
+        http = api(data_dir, texts)
+        row = {
+            "corpus": size,
+            "papers": papers,
+            "embedded_for_real": embedded,
+            "queries": len(texts),
+            "raw_chroma_ms": {"p50": round(chroma[0], 1), "p99": round(chroma[1], 1)},
+            "api_fresh_ms": {"p50": round(http["fresh"][0], 1), "p99": round(http["fresh"][1], 1)},
+            "api_repeated_ms": {"p50": round(http["repeated"][0], 1), "p99": round(http["repeated"][1], 1)},
+            "p99_ratio_fresh_to_raw_chroma": round(http["fresh"][1] / chroma[1], 2),
+            "p99_ratio_repeated_to_raw_chroma": round(http["repeated"][1] / chroma[1], 2),
+        }
+        report.append(row)
+        print(json.dumps(row), flush=True)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
