@@ -111,6 +111,9 @@ class PaperCategory(Base):
 
     paper: Mapped[Paper] = relationship(back_populates="categories")
 
+    # Category → papers answered from the index (migration 0004_browse_indexes).
+    __table_args__ = (Index("ix_paper_categories_category_paper", "category", "paper_id"),)
+
 
 class Researcher(Base):
     """A person, resolved from author strings; ids are stable and never reused."""
@@ -151,6 +154,9 @@ class Authorship(Base):
 
     paper: Mapped[Paper] = relationship(back_populates="authorships")
     researcher: Mapped[Researcher | None] = relationship(back_populates="authorships")
+
+    # Researcher → papers answered from the index (migration 0004_browse_indexes).
+    __table_args__ = (Index("ix_authorships_researcher_paper", "researcher_id", "paper_id"),)
 
 
 class Institution(Base):
@@ -200,7 +206,11 @@ class Affiliation(Base):
     source: Mapped[str] = mapped_column(String(32))  # "pdf" | "openalex" | "kaggle"
     score: Mapped[float | None]
 
-    __table_args__ = (UniqueConstraint("paper_id", "author_position", "raw", "source"),)
+    __table_args__ = (
+        UniqueConstraint("paper_id", "author_position", "raw", "source"),
+        # Institution → papers answered from the index (migration 0004_browse_indexes).
+        Index("ix_affiliations_institution_paper", "institution_id", "paper_id"),
+    )
 
 
 class ResearcherInstitution(Base):

@@ -621,9 +621,12 @@ def researcher_profile(session: Session, researcher_id: int) -> ResearcherProfil
 def researcher_papers(
     session: Session, researcher_id: int, *, page: int, size: int, category: str | None = None
 ) -> Page[PaperSummary]:
-    """A researcher's papers, newest first, optionally only those listed in ``category``."""
-    mine = exists().where(Authorship.paper_id == Paper.id, Authorship.researcher_id == researcher_id)
-    conditions: list[ColumnElement[bool]] = [mine]
+    """A researcher's papers, newest first, optionally only those listed in ``category``.
+
+    Driven from the researcher's authorships (an index range), not from all papers."""
+    conditions: list[ColumnElement[bool]] = [
+        Paper.id.in_(select(Authorship.paper_id).where(Authorship.researcher_id == researcher_id))
+    ]
     if category is not None:
         conditions.append(
             exists().where(PaperCategory.paper_id == Paper.id, PaperCategory.category == category)
@@ -673,26 +676,42 @@ def _like(query: str) -> str | None:
 
 
 def list_researchers(session: Session, *, query: str | None, page: int, size: int) -> Page[ResearcherSummary]:
-    """Researchers with papers here, most papers first; ``query`` matches any part of the name."""
-    papers = func.count(func.distinct(Authorship.paper_id)).label("papers")
-    statement = (
-        select(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count, papers)
-        .join(Authorship, Authorship.researcher_id == Researcher.id)
-        .group_by(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count)
+    """Researchers with papers here, most papers first; ``query`` matches any part of the name.
+
+    Counts come from the authorships index alone; names are read for the one page shown."""
+    papers = func.count(func.distinct(Authorship.paper_id)).label("papers")  # a name twice on a paper: once
+    counted = (
+        select(Authorship.researcher_id.label("rid"), papers)
+        .where(Authorship.researcher_id.is_not(None))
+        .group_by(Authorship.researcher_id)
     )
     counting = select(func.count(func.distinct(Authorship.researcher_id))).where(
         Authorship.researcher_id.is_not(None)
     )
     if query is not None and (pattern := _like(query)):
-        statement = statement.where(Researcher.name_key.like(pattern))
-        counting = counting.join(Researcher, Researcher.id == Authorship.researcher_id).where(
-            Researcher.name_key.like(pattern)
-        )
+        named = Authorship.researcher_id.in_(select(Researcher.id).where(Researcher.name_key.like(pattern)))
+        counted, counting = counted.where(named), counting.where(named)
+    counts = counted.subquery()
     total = session.execute(counting).scalar_one()
-    rows = session.execute(
-        statement.order_by(papers.desc(), Researcher.id).limit(size).offset((page - 1) * size)
-    )
-    items = [ResearcherSummary(r.id, r.display_name, r.papers, r.h_index, r.citation_count) for r in rows]
+    top = session.execute(
+        select(counts.c.rid, counts.c.papers)
+        .order_by(counts.c.papers.desc(), counts.c.rid)
+        .limit(size)
+        .offset((page - 1) * size)
+    ).all()
+    people = {
+        r.id: r
+        for r in session.execute(
+            select(
+                Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count
+            ).where(Researcher.id.in_([rid for rid, _ in top]))
+        )
+    }
+    items = [
+        ResearcherSummary(rid, people[rid].display_name, n, people[rid].h_index, people[rid].citation_count)
+        for rid, n in top
+        if rid in people
+    ]
     return Page(items, page, size, total)
 
 

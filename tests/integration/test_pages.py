@@ -13,10 +13,19 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from litestar.testing import TestClient
 from markdown_it import MarkdownIt
 
+from app.main import create_app
 from settings import SHARED_DATA
-from tests.integration.browse_catalogue import HOSTILE_AUTHOR, HOSTILE_ID, NAMESAKE, Browse, browse
+from tests.integration.browse_catalogue import (
+    HOSTILE_AUTHOR,
+    HOSTILE_ID,
+    NAMESAKE,
+    Browse,
+    browse,
+    settings_for,
+)
 from tests.integration.page_parsing import parse_html
 
 MD = {"accept": "text/markdown"}
@@ -429,3 +438,31 @@ def test_security_headers_on_every_answer(site: Browse, path: str) -> None:
     assert response.headers["referrer-policy"] == "strict-origin-when-cross-origin"
     assert "Accept" in response.headers["vary"]
     assert response.headers["strict-transport-security"].startswith("max-age=")  # public URL is https
+
+
+# -- an unreachable catalogue ------------------------------------------------------------------
+
+
+def test_unreachable_catalogue_is_a_clear_503(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A catalogue that cannot be reached answers 503 in the format asked for, naming no internals."""
+    work = tmp_path_factory.mktemp("down")
+    missing = "postgresql+psycopg://postgres@127.0.0.1:5432/wovepaper_test_does_not_exist"
+    settings = settings_for(
+        missing,
+        {
+            "WOVEPAPER_DATA_DIR": str(work / "data"),
+            "WOVEPAPER_WORKER_EMBEDDED": "false",
+        },
+    )
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/papers/1412.6980")
+        assert page.status_code == 503 and page.headers["content-type"] == "text/html; charset=utf-8"
+        assert "The catalogue is unavailable" in page.text and "psycopg" not in page.text
+        markdown = client.get("/papers/1412.6980", headers=MD)
+        assert markdown.status_code == 503 and markdown.text.startswith("# 503: The catalogue is unavailable")
+        api = client.get("/api/papers")
+        assert api.status_code == 503
+        assert api.json() == {
+            "status_code": 503,
+            "detail": "The catalogue cannot be reached right now; try again shortly.",
+        }
