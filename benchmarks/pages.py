@@ -10,7 +10,7 @@ the cache off (``WOVEPAPER_PAGE_CACHE_SECONDS=0``) shows the cost of the queries
     .venv/bin/python benchmarks/pages.py --seconds 20 --urls 2000
 
 Targets (issue 5): the paper page at >= 40% of the bare endpoint's requests/s, p99 < 50 ms at 64
-connections. Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
+connections. Needs ``wrk``: ``scripts/ensure-wrk.sh`` installs it (Debian package) when missing.
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ def main() -> None:
     parser.add_argument("--urls", type=int, default=1000, help="distinct paper pages to rotate over")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
-        sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")
+        print("wrk is missing: installing it (scripts/ensure-wrk.sh) …", flush=True)
+        subprocess.run([str(PROJECT_ROOT / "scripts" / "ensure-wrk.sh")], check=True)
 
     settings = get_settings()
     engine = make_engine(settings.database_url)
