@@ -46,6 +46,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             pages.privacy,
             pages.developers,
             agents.llms_txt,
+            agents.robots_txt,
             agents.llms_full_txt,
             agents.sitemap_index,
             agents.sitemap,

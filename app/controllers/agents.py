@@ -88,6 +88,13 @@ async def llms_full_txt(request: Request[Any, Any, Any], pages: AppPages) -> Pag
     return await pages.document(request, build)
 
 
+@get("/robots.txt", include_in_schema=False)
+async def robots_txt(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    """Everything may be read by people and programs alike; where the sitemap is."""
+    text = f"User-agent: *\nAllow: /\n\nSitemap: {pages.site.url('/sitemap.xml')}\n"
+    return await pages.document(request, lambda _db: Rendered(200, text.encode(), TEXT))
+
+
 def _urlset(entries: list[tuple[str, dt.date | None]]) -> bytes:
     parts = ['<?xml version="1.0" encoding="UTF-8"?>', f'<urlset xmlns="{SITEMAP_NS}">']
     for loc, lastmod in entries:

@@ -59,6 +59,7 @@ ROUTES: tuple[RouteDoc, ...] = (
     RouteDoc("/developers", "This page."),
     RouteDoc("/llms.txt", "The guide for agents (llmstxt.org)."),
     RouteDoc("/llms-full.txt", "The guide for agents with this page and the newest papers."),
+    RouteDoc("/robots.txt", "Crawling rules and the sitemap's address."),
     RouteDoc("/sitemap.xml", "Sitemap index."),
     RouteDoc(
         "/sitemaps/{name}",

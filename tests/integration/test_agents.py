@@ -180,6 +180,18 @@ def test_sitemap_index_and_children(site: Browse) -> None:
         )
 
 
+def test_robots_txt_points_at_the_sitemap(site: Browse) -> None:
+    response = site.client.get("/robots.txt")
+    assert response.status_code == 200 and response.headers["content-type"] == "text/plain; charset=utf-8"
+    lines = response.text.splitlines()
+    assert (
+        "User-agent: *" in lines
+        and "Allow: /" in lines
+        and not [x for x in lines if x.startswith("Disallow")]
+    )
+    assert f"Sitemap: {BASE}/sitemap.xml" in lines
+
+
 def test_unknown_sitemaps_are_404(site: Browse) -> None:
     for path in (
         "/sitemaps/papers-0.xml",
