@@ -1,7 +1,7 @@
 """One source of truth per page, two representations: HTML and markdown.
 
 A handler builds a :class:`View` (the page's data plus its title, canonical path, breadcrumbs and
-JSON-LD) or a :class:`Redirect`, and hands the builder to :meth:`Pages.respond`. The same view is
+JSON-LD) or a :class:`Redirect`, and hands the builder to :meth:`Pages.serve`. The same view is
 rendered by ``<template>.html`` (autoescaped HTML) or ``<template>.md`` (markdown, where every
 printed value is markdown-escaped unless it was built as :class:`markupsafe.Markup`), depending on
 the request (see :mod:`app.negotiation`). Rendered pages are kept in a small in-process LRU cache for
@@ -45,8 +45,8 @@ from app.structured_data import JsonLd, graph
 from settings import Settings
 
 MARKDOWN_MEDIA_TYPE = "text/markdown"
-_BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
 HTML_MEDIA_TYPE = "text/html"
+_BLANK_RUNS = re.compile(r"\n(?:[ \t]*\n){2,}")
 
 # -- views -------------------------------------------------------------------------------------
 
@@ -68,7 +68,7 @@ class View:
     cacheable: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Redirect:
     """A permanent move to the canonical address (``path`` may carry a query)."""
 
