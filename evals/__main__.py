@@ -16,7 +16,7 @@ import click
 
 from evals import beir, qa
 from retrieval.lexical import Bm25Params
-from retrieval.search import MODES, rank_config
+from retrieval.search import MODES, Mode, rank_config
 from settings import Settings, get_settings
 
 
@@ -84,7 +84,12 @@ def qa_command(path: Path, mode: str, verbose: bool) -> None:
         questions = qa.load(path)
     except qa.QaFileError as exc:
         raise click.ClickException(str(exc)) from exc
-    report = qa.run(questions, settings=get_settings(), mode=mode, config=rank_config(get_settings().search))  # type: ignore[arg-type]
+    try:
+        settings = get_settings()
+        chosen: Mode = mode  # type: ignore[assignment] # click.Choice(MODES) checked it
+        report = qa.run(questions, settings=settings, mode=chosen, config=rank_config(settings.search))
+    except qa.QaFileError as exc:
+        raise click.ClickException(str(exc)) from exc
     if verbose:
         for outcome in report.outcomes:
             print(json.dumps(outcome), file=sys.stderr)

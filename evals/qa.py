@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import arxiv_ids
-from catalog.db import make_engine, session_factory
+from catalog.db import is_migrated, make_engine, session_factory
 from retrieval.dense import DenseRetriever
 from retrieval.lexical import Bm25Params, LexicalIndex
 from retrieval.search import Mode, RankConfig, Ranker, SearchRequest, SearchService, ServiceLimits
@@ -93,6 +93,11 @@ def open_service(settings: Settings, config: RankConfig) -> tuple[SearchService,
         params=Bm25Params(k1=settings.search.lexical_k1, b=settings.search.lexical_b),
     )
     engine = make_engine(settings.database_url)
+    if not is_migrated(engine):
+        raise QaFileError(
+            f"there is no catalogue at {settings.database_url}: ingest papers first (`make run`, or "
+            "`python -m ingest demo` and `python -m ingest pdfs DIR`), or set WOVEPAPER_DATA_DIR"
+        )
     ranker = Ranker(lexical, DenseRetriever(store, embedder), config)
     limits = ServiceLimits(max_query_chars=10_000, max_results=50, max_page_size=50)
     return SearchService(ranker, session_factory(engine), limits), store

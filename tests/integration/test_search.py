@@ -5,6 +5,7 @@ consistent when a paper's full text is ingested again at a new version."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -244,3 +245,31 @@ def test_reingesting_a_paper_keeps_both_indexes_consistent(searcher: Searcher, t
         assert hit.paper.arxiv_id == ADAM and hit.snippet is not None and "platypus" in hit.snippet.text
     finally:
         pipeline.close()
+
+
+def test_qa_retrieval_eval_scores_papers_and_pages(searcher: Searcher, tmp_path: Path) -> None:
+    """``python -m evals qa-retrieval`` on this corpus (the re-ingest test above left Adam's v99 full
+    text, whose page 2 holds the platypus sentence). Runs after it: pytest keeps file order."""
+    from evals import qa
+
+    platypus = "platypus momentum trick for the update denominator"
+    questions = [
+        {"question": platypus, "arxiv_id": ADAM, "pages": [2]},
+        {
+            "question": "the Transformer: attention mechanisms without recurrence",
+            "arxiv_id": "1706.03762",
+            "pages": [1],
+        },
+        {"question": platypus, "arxiv_id": ADAM, "pages": [7]},
+    ]
+    lines = [json.dumps(q) for q in questions]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    report = qa.run(
+        qa.load(path), settings=searcher.settings, mode="hybrid", config=searcher.service.ranker.config
+    )
+    assert report.to_json() == {"questions": 3, "paper_hit@1": 1.0, "paper_hit@5": 1.0, "page_hit@5": 0.3333}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "", "arxiv_id": "1412.6980"}\n')
+    with pytest.raises(qa.QaFileError, match="empty"):
+        qa.load(bad)
