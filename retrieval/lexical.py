@@ -165,14 +165,16 @@ _WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's own token pattern
 _TOKENIZE = Tokenizer()
 
 
-def highlight_spans(text: str, query: str) -> list[tuple[int, int]]:
+def highlight_spans(text: str, query: str | Collection[str]) -> list[tuple[int, int]]:
     """``[start, end)`` offsets of the words in ``text`` that match a query term the way the index
-    matches them (same words, stop words ignored, stems compared: "estimates" matches "estimate")."""
-    stems = set(_TOKENIZE([query])[0]) if query else set()
+    matches them (same words, stop words ignored, stems compared: "estimates" matches "estimate").
+    ``query`` is the query text or its stems (from :attr:`LexicalIndex.tokenize`, to reuse them)."""
+    stems = set(_TOKENIZE([query])[0] if isinstance(query, str) else query) if query else set()
     if not stems:
         return []
-    stemmer = _TOKENIZE.stemmer()
-    return [m.span() for m in _WORD.finditer(text) if stemmer.stemWord(m.group().lower()) in stems]
+    matches = list(_WORD.finditer(text))
+    words = _TOKENIZE.stemmer().stemWords([m.group().lower() for m in matches])  # one C call
+    return [m.span() for m, stem in zip(matches, words, strict=True) if stem in stems]
 
 
 class _Generation:

@@ -446,6 +446,7 @@ class SearchService:
             total_papers = count_papers(session)
         terms = self._terms(request.q)
         bodies = self._chunk_texts(page)
+        stems = set(terms)
         hits = []
         for position, candidate in enumerate(page, start=start + 1):
             paper = papers.get(candidate.arxiv_id)
@@ -459,7 +460,7 @@ class SearchService:
                     fused_rank=candidate.rank,
                     lexical_rank=candidate.lexical_rank,
                     dense_rank=candidate.dense_rank,
-                    snippet=self._snippet(paper, candidate, bodies, request.q),
+                    snippet=self._snippet(paper, candidate, bodies, stems),
                     chunks=list(candidate.chunks),
                 )
             )
@@ -540,7 +541,7 @@ class SearchService:
         return {key: chunk.text for key, chunk in lexical.chunks(wanted).items()}
 
     def _snippet(
-        self, paper: ResultPaper, candidate: Candidate, bodies: Mapping[str, str], query: str
+        self, paper: ResultPaper, candidate: Candidate, bodies: Mapping[str, str], query: Collection[str]
     ) -> Snippet:
         for chunk in candidate.chunks[:1]:
             if chunk.kind == "body":
@@ -553,12 +554,14 @@ class SearchService:
         return _abstract_snippet(paper, query)
 
 
-def _abstract_snippet(paper: ResultPaper, query: str) -> Snippet:
+def _abstract_snippet(paper: ResultPaper, query: str | Collection[str]) -> Snippet:
     window, spans = _window(paper.abstract or paper.title, query)
     return Snippet(window, spans, "abstract")
 
 
-def _window(text: str, query: str, size: int = SNIPPET_CHARS) -> tuple[str, list[tuple[int, int]]]:
+def _window(
+    text: str, query: str | Collection[str], size: int = SNIPPET_CHARS
+) -> tuple[str, list[tuple[int, int]]]:
     """The ``size``-character stretch of ``text`` with the most query-word matches, cut at word
     boundaries, and the matches' offsets within it."""
     text = _SPACE.sub(" ", text).strip()
