@@ -229,6 +229,8 @@ def main() -> None:
     )
     cold = results["paper page (cache off, rotating)"]
     print(f"cache off: {cold.requests_per_second / bare:.0%} of the bare endpoint, p99 {cold.p99_ms:.1f} ms")
+    one, five, fifteen = os.getloadavg()
+    print(f"load average at the end: {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
