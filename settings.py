@@ -65,7 +65,9 @@ class PagesSettings(_Section):
         30.0, ge=0, description="How long a rendered public page is reused in-process (0: never cached)."
     )
     page_cache_entries: int = Field(
-        4096, ge=0, description="Most rendered pages kept in that cache, per worker process."
+        1024,
+        ge=0,
+        description="Most rendered pages kept in that cache, per worker process (pages are 10-40 KB).",
     )
     sitemap_urls_per_file: int = Field(
         50_000, ge=1, le=50_000, description="URLs per child sitemap (the protocol allows at most 50,000)."
