@@ -283,7 +283,7 @@ class SearchSettings(_Section):
         0.75, ge=0, le=1, description="BM25 b (document-length normalisation) of the lexical index."
     )
     lexical_refresh_seconds: float = Field(
-        10.0,
+        30.0,
         ge=0,
         description="A changed lexical index is rebuilt at most this often while papers are ingested (0: "
         "after every change).",

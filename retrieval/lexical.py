@@ -12,8 +12,8 @@ Two corpora, searched separately:
   re-upserts (a redelivered job) change nothing.
 - A *generation* is a bm25s index built from the store at one counter value, saved under
   ``<root>/<corpus>/gen-<counter>-<params>/``; ``<root>/<corpus>/CURRENT`` names the live one and is
-  replaced atomically. Rebuilding reuses the stored tokens (no re-tokenising), which takes about a
-  second per 20k papers.
+  replaced atomically. Rebuilding reuses the stored tokens (no re-tokenising); it still takes
+  about 20 s per 20k papers on a busy 2-core machine, which is why changes are batched.
 - Writers (the ingest worker) call :meth:`LexicalIndex.upsert_paper` / :meth:`remove_paper` /
   :meth:`upsert_papers`. A corpus with changes is rebuilt at most every ``refresh_seconds``
   (a timer in the writing process; or :meth:`flush` now); changes not built yet are *pending* and
@@ -218,7 +218,7 @@ class LexicalIndex:
         root: Path,
         *,
         params: Bm25Params | None = None,
-        refresh_seconds: float = 10.0,
+        refresh_seconds: float = 30.0,
         poll_seconds: float = 1.0,
     ) -> None:
         self.root = root
