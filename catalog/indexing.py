@@ -53,20 +53,21 @@ class IndexingProgress:
         return self.full_texts.get("queued", 0) + self.full_texts.get("running", 0)
 
     @property
-    def busy(self) -> bool:
-        return self.pdfs_pending > 0 or (self.abstracts_pending > 0 and self.abstracts_per_minute > 0)
+    def phase(self) -> str:
+        """What the worker is on: PDFs go first, then the abstract backfill."""
+        if self.pdfs_pending:
+            return "pdfs"
+        return "abstracts" if self.abstracts_pending else "done"
 
     @property
     def eta_seconds(self) -> float | None:
-        """Time to finish at the recent rates; None when nothing is moving."""
-        seconds = 0.0
-        if self.pdfs_pending:
-            if not self.pdfs_per_minute:
-                return None
-            seconds += 60 * self.pdfs_pending / self.pdfs_per_minute
-        if self.abstracts_pending and self.abstracts_per_minute:
-            seconds += 60 * self.abstracts_pending / self.abstracts_per_minute
-        return seconds if (self.pdfs_pending or self.abstracts_per_minute) else None
+        """Time to finish the current phase at its recent rate; None when it is not moving yet
+        (the abstracts' rate is unknown while PDFs are being indexed)."""
+        if self.phase == "pdfs":
+            return 60 * self.pdfs_pending / self.pdfs_per_minute if self.pdfs_per_minute else None
+        if self.phase == "abstracts" and self.abstracts_per_minute:
+            return 60 * self.abstracts_pending / self.abstracts_per_minute
+        return None
 
 
 def paper_status(session: Session, arxiv_ids: list[str], collection: str) -> list[PaperIndexStatus]:

@@ -109,16 +109,16 @@ class JobRunner:
             self.pipeline.should_stop = should_stop
         try:
             if isinstance(job, PdfJob):
-                return self._run_pdf(job, run_id)
+                return self._run_pdf(job, run_id, queue_attempt)
             return self._run_abstracts(job, queue_attempt)
         finally:
             self.pipeline.should_stop = default
 
     # -- one PDF -----------------------------------------------------------------------------------
 
-    def _run_pdf(self, job: PdfJob, run_id: str) -> Outcome:
+    def _run_pdf(self, job: PdfJob, run_id: str, queue_attempt: int) -> Outcome:
         paper: PaperRow | None = None
-        attempt = 0
+        attempt = queue_attempt  # until the paper is known; then the catalogue counts
         if job.arxiv_id:
             found = load_papers(self.engine, arxiv_ids_=[job.arxiv_id])
             paper = found[0] if found else None
@@ -159,12 +159,13 @@ class JobRunner:
                 return self._fail(paper, run_id, exc.reason)
             reason = describe(exc)
             log.warning("%s: attempt %d failed: %s", job.arxiv_id or job.path, attempt, reason, exc_info=True)
-            if paper is None or attempt >= self.max_attempts:
+            if attempt >= self.max_attempts:
                 if paper is not None:
                     self._remove_partial(paper)
-                    return self._fail(paper, run_id, f"failed after {attempt} attempts: {reason}")
-                raise RetryLater(reason, backoff(self.settings, 1)) from exc
+                return self._fail(paper, run_id, f"failed after {attempt} attempts: {reason}")
             delay = backoff(self.settings, attempt)
+            if paper is None:  # no status row yet: the queue alone keeps count
+                raise RetryLater(reason, delay) from exc
             status.requeue(
                 self.engine,
                 paper.id,
@@ -292,8 +293,8 @@ def format_progress(p: IndexingProgress) -> str:
         f"({ft.get('failed', 0)} failed, {p.pdfs_pending} pending)",
         f"abstracts {p.abstracts_indexed:,}/{p.papers:,} ({p.abstracts_per_minute:,.0f}/min)",
     ]
-    if eta is not None and (p.pdfs_pending or p.abstracts_pending):
-        parts.append(f"ETA {_duration(eta)}")
+    if eta is not None:
+        parts.append(f"{'PDFs' if p.phase == 'pdfs' else 'abstracts'} done in about {_duration(eta)}")
     return "indexing: " + ", ".join(parts)
 
 

@@ -56,7 +56,8 @@ class IndexingSummary:
     pdfs_pending: int
     abstracts_per_minute: float
     pdfs_per_minute: float
-    eta_seconds: float | None
+    phase: Literal["pdfs", "abstracts", "done"]
+    eta_seconds: float | None  # of the current phase; null until it is moving
     complete: bool
     queue: Literal["embedded", "redis"]
     worker_in_app: bool
@@ -75,6 +76,7 @@ def summary(db: Session, services: Services) -> IndexingSummary:
         pdfs_pending=progress.pdfs_pending,
         abstracts_per_minute=round(progress.abstracts_per_minute, 1),
         pdfs_per_minute=round(progress.pdfs_per_minute, 2),
+        phase=progress.phase,  # type: ignore[arg-type]
         eta_seconds=round(progress.eta_seconds) if progress.eta_seconds is not None else None,
         complete=progress.pdfs_pending == 0 and progress.abstracts_pending == 0,
         queue="redis" if services.settings.redis.redis_url else "embedded",
