@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
@@ -18,7 +19,8 @@ from catalog.models import AbstractIndex, FullText, Job, Paper
 from ingest import status
 from ingest.contract import JobSpec, PdfJob
 from ingest.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files
-from ingest.pipeline import make_embedder, open_store
+from ingest.fetch import Fetcher, RateLimiter, UrlPolicy
+from ingest.pipeline import Pipeline, make_embedder, open_store
 from ingest.queue import EmbeddedQueue
 from ingest.worker import EmbeddedWorker, WorkerStats
 from retrieval.store import ChunkStore
@@ -335,3 +337,53 @@ def test_a_finished_paper_is_not_finished_twice(engine: Engine) -> None:
     with Session(engine) as session:
         row = session.get(FullText, paper_id)
         assert row is not None and (row.status, row.completions, row.run_id) == ("done", 1, "run-b")
+
+
+def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:  # type: ignore[no-untyped-def]
+    """``fetch``: arXiv cannot be reached from here, so an httpx transport stands in for it; the
+    URLs, the production policy (https, arXiv hosts, public addresses, every redirect re-checked)
+    and the rest of the pipeline are real."""
+    h = harness()
+    import_papers(h.engine, ["2407.00001", "2407.00002", "2407.00003"])
+    pdf = text_pdf([paper_text("2407.00001", 12)])
+    asked: list[str] = []
+
+    def arxiv(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        if request.url.host == "export.arxiv.org" and request.url.path == "/pdf/2407.00001v1":
+            return httpx.Response(200, content=pdf, headers={"Content-Type": "application/pdf"})
+        if request.url.path == "/pdf/2407.00001v1":
+            return httpx.Response(301, headers={"Location": "https://export.arxiv.org/pdf/2407.00001v1"})
+        if request.url.path == "/pdf/2407.00002":
+            return httpx.Response(302, headers={"Location": "https://169.254.169.254/latest/meta-data/"})
+        return httpx.Response(404, text="not found")
+
+    fetcher = Fetcher(
+        policy=UrlPolicy(resolver=lambda _host, _port: ["151.101.67.42"]),  # DNS, as arXiv answers it
+        limiter=RateLimiter(0.0),
+        max_bytes=1 << 22,
+        transport=httpx.MockTransport(arxiv),
+    )
+    pipeline = Pipeline(h.settings, h.engine, h.store, h.embedder, fetcher=fetcher)
+    worker = EmbeddedWorker(h.settings, h.engine, h.store, h.embedder, pipeline=pipeline)
+    enqueue_pdfs(
+        h.engine,
+        h.queue,
+        [PdfJob("2407.00001", version=1), PdfJob("2407.00002"), PdfJob("2407.00003")],
+        collection=h.store.name,
+    )
+    stats = worker.run(until_empty=True)
+
+    assert (stats.done, stats.failed) == (1, 2)
+    done = h.row("2407.00001")
+    assert done.status == "done" and done.source_path == "https://arxiv.org/pdf/2407.00001v1"
+    assert h.chunk_ids("2407.00001")
+    refused = h.row("2407.00002")
+    assert refused.status == "failed" and "not an arXiv host" in (refused.reason or "")
+    assert h.row("2407.00003").reason == "https://arxiv.org/pdf/2407.00003: HTTP 404"
+    assert asked == [  # the metadata address was refused before it was requested
+        "https://arxiv.org/pdf/2407.00001v1",
+        "https://export.arxiv.org/pdf/2407.00001v1",
+        "https://arxiv.org/pdf/2407.00002",
+        "https://arxiv.org/pdf/2407.00003",
+    ]
