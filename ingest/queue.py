@@ -25,7 +25,7 @@ from typing import Any
 
 from saq import Queue as SaqClientQueue
 from saq import Worker as SaqWorker
-from saq.job import TERMINAL_STATUSES
+from saq.job import ABORT_ID_PREFIX
 from saq.types import Context
 from sqlalchemy import Engine, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -293,20 +293,27 @@ class SaqQueue:
         finally:
             await queue.disconnect()
 
-    def states(self, keys: Sequence[str]) -> dict[str, str | None]:
-        """SAQ's status of each job key (None: Redis has no such job)."""
-        return asyncio.run(self.states_async(keys))
+    def alive(self, keys: Sequence[str]) -> dict[str, bool]:
+        return asyncio.run(self.alive_async(keys))
 
-    async def states_async(
-        self, keys: Sequence[str], queue: SaqClientQueue | None = None
-    ) -> dict[str, str | None]:
+    async def alive_async(self, keys: Sequence[str], queue: SaqClientQueue | None = None) -> dict[str, bool]:
+        """Whether Redis will still run each job: it is queued, running or waiting for a retry
+        (SAQ's "incomplete" set), or SAQ's sweep is in the middle of retrying it (an abort marker is
+        set for a few seconds). A job that is neither — finished, never enqueued, or left half-swept
+        by a sweeper that died — is lost as far as the catalogue is concerned."""
         own = queue is None
         queue = queue or self._queue()
         try:
             if own:
                 await queue.connect()
-            jobs = await queue.jobs(keys) if keys else []
-            return {key: (job.status.value if job else None) for key, job in zip(keys, jobs, strict=True)}
+            redis = queue.redis  # type: ignore[attr-defined]
+            incomplete = queue.namespace("incomplete")  # type: ignore[attr-defined]
+            async with redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.zscore(incomplete, queue.job_id(key))
+                    pipe.exists(ABORT_ID_PREFIX + key)
+                answers = await pipe.execute()
+            return {key: answers[2 * n] is not None or bool(answers[2 * n + 1]) for n, key in enumerate(keys)}
         finally:
             if own:
                 await queue.disconnect()
@@ -394,7 +401,3 @@ class SaqQueue:
         finally:
             task.cancel()
             await queue.disconnect()
-
-    @staticmethod
-    def is_terminal(status: str | None) -> bool:
-        return status is None or status in {s.value for s in TERMINAL_STATUSES}

@@ -564,32 +564,36 @@ def run_saq_worker(
     )
     try:
         queue.run_worker(
-            handle, until_empty=until_empty, reconcile=reconcile, reconcile_every=30.0, unfinished=unfinished
+            handle,
+            until_empty=until_empty,
+            reconcile=reconcile,
+            reconcile_every=max(5.0, settings.worker.worker_lease_seconds),
+            unfinished=unfinished,
         )
     finally:
         pipeline.close()
         reporter.drained()
 
 
-RECONCILE_GRACE = 30.0  # seconds a queued row may wait for its enqueue before we enqueue it ourselves
-
-
 async def reconcile_with_catalogue(
-    settings: Settings, engine: Engine, saq: SaqQueue, client: Any = None, *, grace: float = RECONCILE_GRACE
+    settings: Settings, engine: Engine, saq: SaqQueue, client: Any = None, *, grace: float | None = None
 ) -> int:
-    """Enqueue again every unfinished paper whose job Redis no longer has (Redis restarted, or SAQ
-    gave up on a job whose workers kept dying); fail those that used up their attempts.
-    Returns how many rows were acted on."""
+    """Enqueue again every unfinished paper whose job Redis no longer has (Redis restarted, SAQ gave
+    up on a job whose workers kept dying, or a sweeper died half-way); fail those that used up their
+    attempts. A row younger than ``grace`` (default: two leases, at least 10 s) is left alone: its
+    enqueuer may not have reached Redis yet. Returns how many rows were acted on."""
+    if grace is None:
+        grace = max(10.0, 2 * settings.worker.worker_lease_seconds)
     rows = await asyncio.to_thread(status.unfinished, engine)
     if not rows:
         return 0
     keys = [PdfJob(r.arxiv_id).key for r in rows]
-    states = await saq.states_async(keys, client)
+    alive = await saq.alive_async(keys, client)
     now = time.time()
     lost = []
     acted = 0
     for row, key in zip(rows, keys, strict=True):
-        if not SaqQueue.is_terminal(states.get(key)) or now - row.updated_at.timestamp() < grace:
+        if alive[key] or now - row.updated_at.timestamp() < grace:
             continue
         if row.attempts >= settings.worker.worker_max_attempts and row.status == "running":
             reason = f"gave up after {row.attempts} attempts: the worker stopped while processing it"
