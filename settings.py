@@ -157,14 +157,20 @@ class EmbeddingSettings(_Section):
         "all-MiniLM-L6-v2 int8 model, run in-process.",
     )
     embedding_model: str = Field(
-        "text-embedding-3-small", description="Model name sent to the endpoint (ignored for the bundled model)."
+        "text-embedding-3-small",
+        description="Model name sent to the endpoint (ignored for the bundled model).",
     )
-    embedding_api_key: str = Field("", description="API key for the endpoint (empty: `OPENAI_API_KEY` or none).")
+    embedding_api_key: str = Field(
+        "", description="API key for the endpoint (empty: `OPENAI_API_KEY` or none)."
+    )
     embedding_dimensions: int = Field(
         1536, ge=1, description="Vector size the endpoint returns (ignored for the bundled model: 384)."
     )
     embedding_batch_size: int = Field(
-        8, ge=1, le=2048, description="Texts per model call (bundled model: small batches are fastest on CPU)."
+        8,
+        ge=1,
+        le=2048,
+        description="Texts per model call (bundled model: small batches are fastest on CPU).",
     )
     embedding_threads: int = Field(
         0, ge=0, description="onnxruntime threads for the bundled model (0: one per core)."
@@ -214,7 +220,9 @@ class WorkerSettings(_Section):
         64, ge=1, le=2048, description="Papers per abstract-embedding job (title + abstract chunks)."
     )
     fetch_min_interval_seconds: float = Field(
-        3.0, ge=0, description="Minimum time between two requests to arXiv across the process (arXiv's terms)."
+        3.0,
+        ge=0,
+        description="Minimum time between two requests to arXiv across the process (arXiv's terms).",
     )
     fetch_max_bytes: int = Field(
         64 * 1024 * 1024, ge=1024, description="Largest PDF download accepted; a larger one fails the job."
@@ -222,6 +230,49 @@ class WorkerSettings(_Section):
     fetch_timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one download request.")
     fetch_retries: int = Field(
         3, ge=0, le=10, description="Retries of a download on 429, 5xx and network errors, with backoff."
+    )
+
+
+class EnrichmentSettings(_Section):
+    openalex_base_url: str = Field(
+        "https://api.openalex.org", description="OpenAlex API base URL (tests point it at a local server)."
+    )
+    openalex_mailto: str = Field(
+        "", description="Contact e-mail sent to OpenAlex as `mailto` (its polite pool). Empty: none sent."
+    )
+    openalex_api_key: str = Field("", description="OpenAlex API key (`api_key` parameter). Empty: none.")
+    openalex_rate_limit: float = Field(
+        8.0, gt=0, description="Most OpenAlex requests per second (OpenAlex allows 10)."
+    )
+    semantic_scholar_base_url: str = Field(
+        "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL."
+    )
+    semantic_scholar_api_key: str = Field(
+        "", description="Semantic Scholar API key (`x-api-key` header). Empty: the shared, slower pool."
+    )
+    semantic_scholar_rate_limit: float = Field(
+        1.0, gt=0, description="Most Semantic Scholar requests per second (1 with a key; 429s back off)."
+    )
+    ror_base_url: str = Field("https://api.ror.org/v2", description="ROR API (v2) base URL.")
+    ror_client_id: str = Field("", description="ROR API client id (`Client-Id` header). Empty: none.")
+    ror_rate_limit: float = Field(5.0, gt=0, description="Most ROR API requests per second.")
+    enrichment_timeout: float = Field(
+        30.0, gt=0, description="Seconds before one enrichment HTTP request times out."
+    )
+    enrichment_max_retries: int = Field(
+        4, ge=0, description="Retries of a request after 429, 5xx or a network error (exponential backoff)."
+    )
+    enrichment_backoff: float = Field(
+        2.0, gt=0, description="First backoff delay in seconds (doubles per retry; `Retry-After` wins)."
+    )
+    enrichment_refresh_days: int = Field(
+        30, ge=0, description="`ingest enrich` looks a paper or researcher up again after this many days."
+    )
+    affiliation_match_threshold: float = Field(
+        90.0,
+        ge=0,
+        le=100,
+        description="Lowest score (0-100) at which a printed affiliation is matched to a ROR institution.",
     )
 
 
@@ -293,49 +344,6 @@ class SearchSettings(_Section):
     )
 
 
-class EnrichmentSettings(_Section):
-    openalex_base_url: str = Field(
-        "https://api.openalex.org", description="OpenAlex API base URL (tests point it at a local server)."
-    )
-    openalex_mailto: str = Field(
-        "", description="Contact e-mail sent to OpenAlex as `mailto` (its polite pool). Empty: none sent."
-    )
-    openalex_api_key: str = Field("", description="OpenAlex API key (`api_key` parameter). Empty: none.")
-    openalex_rate_limit: float = Field(
-        8.0, gt=0, description="Most OpenAlex requests per second (OpenAlex allows 10)."
-    )
-    semantic_scholar_base_url: str = Field(
-        "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL."
-    )
-    semantic_scholar_api_key: str = Field(
-        "", description="Semantic Scholar API key (`x-api-key` header). Empty: the shared, slower pool."
-    )
-    semantic_scholar_rate_limit: float = Field(
-        1.0, gt=0, description="Most Semantic Scholar requests per second (1 with a key; 429s back off)."
-    )
-    ror_base_url: str = Field("https://api.ror.org/v2", description="ROR API (v2) base URL.")
-    ror_client_id: str = Field("", description="ROR API client id (`Client-Id` header). Empty: none.")
-    ror_rate_limit: float = Field(5.0, gt=0, description="Most ROR API requests per second.")
-    enrichment_timeout: float = Field(
-        30.0, gt=0, description="Seconds before one enrichment HTTP request times out."
-    )
-    enrichment_max_retries: int = Field(
-        4, ge=0, description="Retries of a request after 429, 5xx or a network error (exponential backoff)."
-    )
-    enrichment_backoff: float = Field(
-        2.0, gt=0, description="First backoff delay in seconds (doubles per retry; `Retry-After` wins)."
-    )
-    enrichment_refresh_days: int = Field(
-        30, ge=0, description="`ingest enrich` looks a paper or researcher up again after this many days."
-    )
-    affiliation_match_threshold: float = Field(
-        90.0,
-        ge=0,
-        le=100,
-        description="Lowest score (0-100) at which a printed affiliation is matched to a ROR institution.",
-    )
-
-
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -364,10 +372,6 @@ class Settings:
         return IngestSettings()
 
     @cached_property
-    def enrichment(self) -> EnrichmentSettings:
-        return EnrichmentSettings()
-
-    @cached_property
     def harvest(self) -> HarvestSettings:
         return HarvestSettings()
 
@@ -378,6 +382,10 @@ class Settings:
     @cached_property
     def chunks(self) -> ChunkSettings:
         return ChunkSettings()
+
+    @cached_property
+    def enrichment(self) -> EnrichmentSettings:
+        return EnrichmentSettings()
 
     @cached_property
     def embedding(self) -> EmbeddingSettings:
@@ -417,10 +425,10 @@ SECTIONS: tuple[type[_Section], ...] = (
     PagesSettings,
     RedisSettings,
     IngestSettings,
-    EnrichmentSettings,
     HarvestSettings,
     ParserSettings,
     ChunkSettings,
+    EnrichmentSettings,
     EmbeddingSettings,
     ChromaSettings,
     WorkerSettings,

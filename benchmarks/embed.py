@@ -56,7 +56,7 @@ def chromadb_function(folder: Path) -> ONNXMiniLM_L6_V2:
     for name in TOKENIZER_FILES:
         (onnx / name).symlink_to(tokenizer.parent / name)
     function = ONNXMiniLM_L6_V2()
-    function.DOWNLOAD_PATH = folder  # type: ignore[misc] - the documented way to point it elsewhere
+    function.DOWNLOAD_PATH = folder  # the documented way to point it elsewhere
     return function
 
 

@@ -166,10 +166,13 @@ def paper_text(arxiv_id: str, sentences: int = 12) -> str:
     )
 
 
+AES_256 = 5  # pymupdf.PDF_ENCRYPT_AES_256; its type stubs do not declare the constant
+
+
 def encrypted_pdf() -> bytes:
     doc = pymupdf.open()
     doc.new_page().insert_text((72, 72), "A secret paper about hidden things.")
-    data = doc.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner", user_pw="user")
+    data = doc.tobytes(encryption=AES_256, owner_pw="owner", user_pw="user")
     doc.close()
     return data
 

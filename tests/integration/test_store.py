@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.store import ChunkStore, StoreLocked, collection_name, date_key
+from retrieval.store import ChunkStore, MetaValue, StoreLocked, collection_name, date_key
 from retrieval.types import Chunk
 from settings import PROJECT_ROOT
 from tests.integration.indexing_peers import DIM, hashed_vector
 
-PAPER = {
+PAPER: dict[str, MetaValue | None] = {
     "primary_category": "cs.IR",
     "categories": "cs.IR cs.LG",
     "category_list": ["cs.IR", "cs.LG"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -44,7 +44,7 @@ def peer() -> Iterator[EmbeddingServer]:
 
 
 @pytest.fixture
-def configure(monkeypatch: pytest.MonkeyPatch, peer: EmbeddingServer):  # type: ignore[no-untyped-def]
+def configure(monkeypatch: pytest.MonkeyPatch, peer: EmbeddingServer):
     """Settings for a test: the loopback embedder, quick retries, plus what the test adds."""
 
     def apply(**extra: str) -> Settings:
@@ -91,19 +91,19 @@ class Harness:
 
 
 @pytest.fixture
-def harness(configure, engine: Engine) -> Iterator[Harness]:  # type: ignore[no-untyped-def]
+def harness(configure, engine: Engine) -> Iterator[Callable[..., Harness]]:
     made: list[Harness] = []
 
     def build(**extra: str) -> Harness:
         made.append(Harness(configure(**extra), engine))
         return made[-1]
 
-    yield build  # type: ignore[misc]
+    yield build
     for h in made:
         h.close()
 
 
-def test_pdfs_are_indexed_with_status_and_provenance(harness, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_pdfs_are_indexed_with_status_and_provenance(harness, tmp_path: Path) -> None:
     h = harness()
     ids = ["2401.00101", "2401.00102", "2401.00103"]
     import_papers(h.engine, ids)
@@ -137,7 +137,7 @@ def test_pdfs_are_indexed_with_status_and_provenance(harness, tmp_path: Path) ->
     assert (report.queued, report.already_done) == (0, 3)
 
 
-def test_malformed_pdfs_fail_with_their_reason_and_the_next_job_runs(harness, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_pdfs_fail_with_their_reason_and_the_next_job_runs(harness, tmp_path: Path) -> None:
     h = harness(WOVEPAPER_PDF_MAX_PAGES="3")
     real = text_pdf([paper_text("real", 20)])
     bad = malformed_pdfs(real)
@@ -172,7 +172,7 @@ def test_malformed_pdfs_fail_with_their_reason_and_the_next_job_runs(harness, tm
     assert failed_jobs[f"pdf:{names['encrypted']}"] == h.row(names["encrypted"]).reason
 
 
-def test_transient_failures_are_retried_with_backoff(harness, peer: EmbeddingServer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_transient_failures_are_retried_with_backoff(harness, peer: EmbeddingServer, tmp_path: Path) -> None:
     h = harness(WOVEPAPER_WORKER_RETRY_DELAY_SECONDS="1.0")
     import_papers(h.engine, ["2401.00401"])
     h.enqueue_files(write_pdfs(tmp_path, {"2401.00401.pdf": text_pdf([paper_text("x", 10)])}))
@@ -188,7 +188,7 @@ def test_transient_failures_are_retried_with_backoff(harness, peer: EmbeddingSer
 
 def test_a_job_that_keeps_failing_ends_failed_without_partial_chunks(
     harness, peer: EmbeddingServer, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     h = harness(WOVEPAPER_WORKER_MAX_ATTEMPTS="2")
     import_papers(h.engine, ["2401.00402"])
     h.enqueue_files(write_pdfs(tmp_path, {"2401.00402.pdf": text_pdf([paper_text("y", 10)])}))
@@ -206,7 +206,7 @@ def test_a_job_that_keeps_failing_ends_failed_without_partial_chunks(
 
 def test_a_new_version_replaces_its_old_chunks_and_an_old_file_changes_nothing(
     harness, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     h = harness()
     import_papers(h.engine, ["2401.00501"], version=2)
     v1 = write_pdfs(
@@ -238,7 +238,7 @@ def test_a_new_version_replaces_its_old_chunks_and_an_old_file_changes_nothing(
     assert row.status == "done" and row.reason == "kept v2: this file is the older v1" and row.version == 2
 
 
-def test_the_abstract_backfill_embeds_each_paper_once_and_follows_metadata_changes(harness) -> None:  # type: ignore[no-untyped-def]
+def test_the_abstract_backfill_embeds_each_paper_once_and_follows_metadata_changes(harness) -> None:
     h = harness(WOVEPAPER_WORKER_ABSTRACT_BATCH="4")
     ids = [f"2402.{n:05d}" for n in range(1, 11)]
     import_papers(h.engine, ids)
@@ -339,7 +339,7 @@ def test_a_finished_paper_is_not_finished_twice(engine: Engine) -> None:
         assert row is not None and (row.status, row.completions, row.run_id) == ("done", 1, "run-b")
 
 
-def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:  # type: ignore[no-untyped-def]
+def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
     """``fetch``: arXiv cannot be reached from here, so an httpx transport stands in for it; the
     URLs, the production policy (https, arXiv hosts, public addresses, every redirect re-checked)
     and the rest of the pipeline are real."""

@@ -157,7 +157,9 @@ def test_not_found_is_not_retried(server: Server) -> None:
 
 
 def test_server_errors_are_retried_with_backoff_within_the_rate_limit(server: Server) -> None:
-    answers = iter([(503, {}, b"busy"), (502, {}, b"bad gateway"), (200, {}, PDF)])
+    answers: Iterator[tuple[int, dict[str, str], bytes]] = iter(
+        [(503, {}, b"busy"), (502, {}, b"bad gateway"), (200, {}, PDF)]
+    )
     server.routes["/flaky"] = lambda: next(answers)
     with fetcher(interval=0.2) as f:
         assert f.get(server.url("/flaky")) == PDF
