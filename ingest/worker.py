@@ -419,23 +419,33 @@ class EmbeddedWorker:
         log.info("worker %s started (embedded queue, %s)", self.name, self.pipeline.store.where)
         while not self.stop_event.is_set():
             try:
-                claimed = self.queue.claim(self._run_id(), lease=conf.worker_lease_seconds)
-            except SQLAlchemyError as exc:  # catalogue away or not migrated yet: keep trying, quietly
-                log.warning("the job queue cannot be read (%s); retrying in %.0f s", describe(exc), DB_RETRY)
+                if not self._step(conf.worker_lease_seconds, conf.worker_poll_seconds, until_empty):
+                    break
+            except SQLAlchemyError as exc:
+                # The catalogue is away or not migrated yet: keep trying, quietly. A job whose
+                # completion was lost keeps its lease until it lapses and then runs again
+                # (jobs are idempotent), so nothing is lost.
+                log.warning(
+                    "the job queue cannot be reached (%s); retrying in %.0f s", describe(exc), DB_RETRY
+                )
                 self.stop_event.wait(DB_RETRY)
-                continue
-            if claimed is None:
-                if self.queue.pending() == 0:
-                    self.reporter.drained()
-                    if until_empty:
-                        break
-                self.stop_event.wait(self._idle_wait(conf.worker_poll_seconds, until_empty))
-                continue
-            self._work(claimed)
-            self.reporter.job_done()
-            self.on_job()
         self.pipeline.close()
         return self.stats
+
+    def _step(self, lease: float, poll: float, until_empty: bool) -> bool:
+        """Claim and run one job, or wait for one; False once ``until_empty`` finds nothing left."""
+        claimed = self.queue.claim(self._run_id(), lease=lease)
+        if claimed is None:
+            if self.queue.pending() == 0:
+                self.reporter.drained()
+                if until_empty:
+                    return False
+            self.stop_event.wait(self._idle_wait(poll, until_empty))
+            return True
+        self._work(claimed)
+        self.reporter.job_done()
+        self.on_job()
+        return True
 
     def _idle_wait(self, poll: float, until_empty: bool) -> float:
         if not until_empty:

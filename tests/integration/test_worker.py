@@ -387,3 +387,36 @@ def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
         "https://arxiv.org/pdf/2407.00002",
         "https://arxiv.org/pdf/2407.00003",
     ]
+
+
+def test_the_worker_outlives_a_catalogue_outage(
+    harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catalogue goes away just as a job finishes: the worker keeps going, the job's lease
+    lapses, it runs again, and the paper is still finished exactly once."""
+    from sqlalchemy.exc import OperationalError
+
+    from ingest import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "DB_RETRY", 0.05)
+    h = harness(WOVEPAPER_WORKER_LEASE_SECONDS="2")
+    import_papers(h.engine, ["2401.00301"])
+    h.enqueue_files(write_pdfs(tmp_path / "pdfs", {"2401.00301v1.pdf": text_pdf([paper_text("x", 20)])}))
+    outages: list[str] = []
+    complete = EmbeddedQueue.complete
+
+    def flaky_complete(self: EmbeddedQueue, claimed: object) -> bool:
+        if not outages:
+            outages.append("down")
+            raise OperationalError("UPDATE jobs", {}, Exception("server closed the connection"))
+        return complete(self, claimed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EmbeddedQueue, "complete", flaky_complete)
+    started = time.monotonic()
+    stats = h.run()
+    assert outages == ["down"]
+    assert time.monotonic() - started >= 1.5  # it waited for the lease to lapse, then ran again
+    assert stats.failed == 0 and stats.done + stats.skipped == 1
+    assert h.queue.counts() == {"done": 1}
+    row = h.row("2401.00301")
+    assert (row.status, row.completions) == ("done", 1)
