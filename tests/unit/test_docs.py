@@ -24,3 +24,27 @@ def test_every_setting_has_a_description() -> None:
 
 def test_readme_gives_the_two_commands() -> None:
     assert "make run" in README and "make test" in README
+
+
+def test_the_deployment_files_name_only_real_settings() -> None:
+    """compose.yaml and the Dockerfile configure through settings that exist (a renamed setting
+    would otherwise be silently ignored in production)."""
+    fields = {f"WOVEPAPER_{name.upper()}" for section in SECTIONS for name in section.model_fields}
+    for name in ("compose.yaml", "Dockerfile"):
+        used = set(re.findall(r"\b(WOVEPAPER_[A-Z0-9_]+)\b", (PROJECT_ROOT / name).read_text()))
+        assert used, f"{name} sets no WOVEPAPER_ variable"
+        assert used - fields == set(), f"{name} sets unknown settings"
+
+
+def test_compose_runs_commands_that_exist() -> None:
+    import yaml
+
+    compose = yaml.safe_load((PROJECT_ROOT / "compose.yaml").read_text())
+    modules = set()
+    for service in compose["services"].values():
+        command = service.get("command", [])
+        if command[:2] == ["python", "-m"]:
+            modules.add(command[2])
+    assert modules == {"app", "ingest", "catalog"}
+    for module in modules:
+        assert (PROJECT_ROOT / module / "__main__.py").is_file()
