@@ -16,6 +16,7 @@ import math
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,6 +55,7 @@ class EmbeddingServer:
         self.texts = 0
         self._fail = 0
         self._fail_status = 503
+        self.delay = 0.0  # seconds per request: a model's pace, independent of this machine's
         self._lock = threading.Lock()
         server = self
 
@@ -64,6 +66,7 @@ class EmbeddingServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                time.sleep(server.delay)
                 status, payload = server.answer(self.path, body)
                 data = json.dumps(payload).encode()
                 self.send_response(status)
