@@ -19,6 +19,7 @@ from catalog.models import AbstractIndex, FullText, Paper
 
 STATUSES = ("queued", "running", "done", "failed")
 RATE_WINDOW = dt.timedelta(minutes=2)  # recent throughput, for the ETA
+MIN_RATE_SPAN = dt.timedelta(seconds=20)  # no rate from a burst shorter than this
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,23 +132,22 @@ def indexing_progress(
     counts.update(
         dict(session.execute(select(FullText.status, func.count()).group_by(FullText.status)).all())
     )
-    recent_abstracts = session.execute(
-        select(func.count())
-        .select_from(AbstractIndex)
-        .where(AbstractIndex.collection == collection, AbstractIndex.indexed_at >= since)
-    ).scalar_one()
-    recent_pdfs = session.execute(
-        select(func.count())
-        .select_from(FullText)
-        .where(FullText.status.in_(("done", "failed")), FullText.updated_at >= since)
-    ).scalar_one()
-    minutes = RATE_WINDOW.total_seconds() / 60
+    recent_abstracts, first_abstract = session.execute(
+        select(func.count(), func.min(AbstractIndex.indexed_at)).where(
+            AbstractIndex.collection == collection, AbstractIndex.indexed_at >= since
+        )
+    ).one()
+    recent_pdfs, first_pdf = session.execute(
+        select(func.count(), func.min(FullText.updated_at)).where(
+            FullText.status.in_(("done", "failed")), FullText.updated_at >= since
+        )
+    ).one()
     return IndexingProgress(
         papers=papers,
         abstracts_indexed=indexed,
         full_texts=counts,
-        abstracts_per_minute=recent_abstracts / minutes,
-        pdfs_per_minute=recent_pdfs / minutes,
+        abstracts_per_minute=_per_minute(recent_abstracts, first_abstract, now),
+        pdfs_per_minute=_per_minute(recent_pdfs, first_pdf, now),
     )
 
 
@@ -168,3 +168,14 @@ def _status(row: Row[Any] | Any, *, abstract_indexed: bool) -> PaperIndexStatus:
         updated_at=updated,
         abstract_indexed=abstract_indexed,
     )
+
+
+def _per_minute(count: int, first: dt.datetime | None, now: dt.datetime) -> float:
+    """Events per minute over the window, or over the time since the first of them when work began
+    inside the window (dividing a fresh start by the whole window made the first ETAs far too long)."""
+    if not count or first is None:
+        return 0.0
+    if first.tzinfo is None:  # SQLite hands back naive UTC
+        first = first.replace(tzinfo=dt.UTC)
+    elapsed = min(RATE_WINDOW, max(now - first, MIN_RATE_SPAN))
+    return count / (elapsed.total_seconds() / 60)

@@ -4,6 +4,7 @@ embedded Chroma."""
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -420,3 +421,28 @@ def test_the_worker_outlives_a_catalogue_outage(
     assert h.queue.counts() == {"done": 1}
     row = h.row("2401.00301")
     assert (row.status, row.completions) == ("done", 1)
+
+
+def test_the_eta_uses_the_rate_since_work_began(engine: Engine) -> None:
+    """Thirty abstracts embedded over the last 30 s is a rate of 60/min, not 15/min over the
+    two-minute window (the first ETAs after a start were four times too long)."""
+    ids = [f"2401.{n:05d}" for n in range(400, 440)]
+    import_papers(engine, ids)
+    now = dt.datetime.now(dt.UTC)
+    with Session(engine) as session:
+        paper_ids = session.scalars(select(Paper.id).where(Paper.arxiv_id.in_(ids)).order_by(Paper.id)).all()
+        for n, paper_id in enumerate(paper_ids[:30]):
+            session.add(
+                AbstractIndex(
+                    paper_id=paper_id,
+                    collection="c",
+                    content_hash="h",
+                    chunk_id=f"x#{n}",
+                    indexed_at=now - dt.timedelta(seconds=30 - n),
+                )
+            )
+        session.commit()
+        progress = indexing_progress(session, "c", now=now)
+    assert progress.phase == "abstracts" and progress.abstracts_pending == 10
+    assert progress.abstracts_per_minute == pytest.approx(60, rel=0.05)
+    assert progress.eta_seconds == pytest.approx(10, rel=0.05)
