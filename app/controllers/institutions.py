@@ -16,6 +16,7 @@ from litestar.params import FromPath, Parameter
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
+from app.controllers.listing import name_listing_view
 from app.controllers.papers import PageNumber
 from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.structured_data import organization
@@ -96,21 +97,16 @@ async def institutions(
     page: PageNumber = 1,
 ) -> PageAnswer:
     def build(db: Session) -> View:
-        query = (q or "").strip() or None
-        listing = list_institutions(db, query=query, page=page, size=pages.settings.server.page_size)
-        if page > listing.pages:
-            raise NotFoundException(detail=f"There is no page {page}; the list has {listing.pages}.")
-        title = f"Institutions matching “{query}”" if query else "Institutions"
-        return View(
-            template="institutions",
-            title=title + (f" — page {page}" if page > 1 else ""),
-            description=f"{listing.total:,} institutions"
-            + (f" matching “{query}”" if query else "")
-            + ", most affiliated papers first.",
-            path="/institutions" + query_string(q=query, page=page),
-            context={"listing": listing, "q": query, "page_query": lambda n: query_string(q=query, page=n)},
-            crumbs=[("Institutions", "/institutions")],
-            indexable=query is None,
+        return name_listing_view(
+            db,
+            lister=list_institutions,
+            noun="Institutions",
+            path="/institutions",
+            description="institutions",
+            order="most affiliated papers first",
+            q=q,
+            page=page,
+            size=pages.settings.server.page_size,
         )
 
     return await pages.serve(request, build)

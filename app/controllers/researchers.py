@@ -16,6 +16,7 @@ from litestar.params import FromPath, Parameter
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
+from app.controllers.listing import name_listing_view
 from app.controllers.papers import Category, PageNumber, checked_category
 from app.graphics import network_picture
 from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
@@ -93,21 +94,16 @@ async def researchers(
     page: PageNumber = 1,
 ) -> PageAnswer:
     def build(db: Session) -> View:
-        query = (q or "").strip() or None
-        listing = list_researchers(db, query=query, page=page, size=pages.settings.server.page_size)
-        if page > listing.pages:
-            raise NotFoundException(detail=f"There is no page {page}; the list has {listing.pages}.")
-        title = f"Researchers matching “{query}”" if query else "Researchers"
-        return View(
-            template="researchers",
-            title=title + (f" — page {page}" if page > 1 else ""),
-            description=f"{listing.total:,} researchers with papers in this archive"
-            + (f" matching “{query}”" if query else "")
-            + ", most papers first.",
-            path="/researchers" + query_string(q=query, page=page),
-            context={"listing": listing, "q": query, "page_query": lambda n: query_string(q=query, page=n)},
-            crumbs=[("Researchers", "/researchers")],
-            indexable=query is None,
+        return name_listing_view(
+            db,
+            lister=list_researchers,
+            noun="Researchers",
+            path="/researchers",
+            description="researchers with papers in this archive",
+            order="most papers first",
+            q=q,
+            page=page,
+            size=pages.settings.server.page_size,
         )
 
     return await pages.serve(request, build)

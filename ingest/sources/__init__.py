@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from ingest.records import BadRecord, PaperRecord, RecordError, read_jsonl_lines
 
 
 @contextmanager
@@ -18,3 +20,18 @@ def open_text(path: Path) -> Iterator[IO[str]]:
     else:
         with path.open(encoding="utf-8", errors="surrogateescape") as handle:
             yield handle
+
+
+def read_jsonl_file(
+    path: Path, parse: Callable[[dict[str, object]], PaperRecord]
+) -> Iterator[PaperRecord | RecordError]:
+    """Records of a JSON-lines file (plain or gzipped); a bad line becomes a RecordError naming it."""
+    with open_text(path) as handle:
+        for number, value in read_jsonl_lines(handle, path.name):
+            if isinstance(value, RecordError):
+                yield value
+                continue
+            try:
+                yield parse(value)
+            except BadRecord as exc:
+                yield RecordError(path.name, number, str(exc))

@@ -7,20 +7,12 @@ import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.records import BadRecord, PaperRecord, RecordError, make_record, read_jsonl_lines
-from ingest.sources import open_text
+from ingest.records import BadRecord, PaperRecord, RecordError, make_record
+from ingest.sources import read_jsonl_file
 
 
 def read(path: Path) -> Iterator[PaperRecord | RecordError]:
-    with open_text(path) as handle:
-        for number, value in read_jsonl_lines(handle, path.name):
-            if isinstance(value, RecordError):
-                yield value
-                continue
-            try:
-                yield parse(value)
-            except BadRecord as exc:
-                yield RecordError(path.name, number, str(exc))
+    return read_jsonl_file(path, parse)
 
 
 def parse(value: dict[str, object]) -> PaperRecord:
