@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make sure Redis and PostgreSQL answer on 127.0.0.1, as the test suite needs them for real:
 # start them when they are installed but stopped, install them (Debian packages) when missing.
+# Also installs Debian's Chromium for the browser tests when /usr/bin/chromium is missing.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -40,3 +41,11 @@ if ! command -v pg_isready >/dev/null || ! pg_up; then
   wait_for PostgreSQL pg_up
 fi
 echo "ensure-services: PostgreSQL is up"
+
+# The browser tests (tests/browser) drive Debian's Chromium through Playwright: `playwright install`
+# cannot download its own build on these machines, and the tests fail without a browser.
+if [ ! -x /usr/bin/chromium ]; then
+  apt_install chromium
+fi
+/usr/bin/chromium --version >/dev/null 2>&1 || { echo "ensure-services: Chromium does not run" >&2; exit 1; }
+echo "ensure-services: Chromium is ready"
