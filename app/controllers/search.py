@@ -20,6 +20,7 @@ from litestar.params import Parameter, QueryParameter
 from markupsafe import Markup, escape
 
 from app.asgi import PAGE_OPT
+from app.controllers import ingest_status
 from app.rendering import AppPages, View, markdown_path, md_escape, query_string
 from app.services import AppServices
 from catalog.queries import researcher_path, slugify
@@ -187,6 +188,10 @@ def search_page(
         description = (
             f"{results.total:,} papers for “{req.q}”" if results and req.q else "Search papers in wovepaper."
         )
+        indexing = None
+        if results is not None and not results.total:  # say so when the index is still filling up
+            with services.sessions() as db:
+                indexing = ingest_status.summary(db, services)
         return View(
             template="search",
             title=title,
@@ -196,6 +201,7 @@ def search_page(
                 "q": req.q,
                 "request": req,
                 "results": results,
+                "indexing": indexing,
                 "error": error,
                 "debug": show_debug,
                 "development": services.settings.core.environment == "development",

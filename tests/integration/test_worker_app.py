@@ -113,6 +113,13 @@ def test_the_app_indexes_in_the_background_and_reports_progress(
         assert "Indexing in the background" in home and '<progress max="7" value="6">' in home
         markdown = client.get("/", headers={"Accept": "text/markdown"}).text
         assert "abstracts of 6 of 7 papers embedded" in markdown
+        # A search that finds nothing says the index is still filling up.
+        nothing = client.get("/search", params={"q": "qxzvbnm wplkjh"}).text
+        assert "Indexing is still running: 6 of 7 papers searchable so far" in nothing
+        nothing_md = client.get(
+            "/search", params={"q": "qxzvbnm wplkjh"}, headers={"Accept": "text/markdown"}
+        )
+        assert "Indexing is still running: 6 of 7 papers" in nothing_md.text
         pending = client.get("/api/ingest/status").json()
         assert (pending["complete"], pending["abstracts_pending"], pending["worker_in_app"]) == (
             False,
