@@ -21,6 +21,7 @@ from app.controllers.papers import Category, PageNumber, checked_category
 from app.graphics import network_picture
 from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.structured_data import person
+from catalog.enrichment import surviving_researcher_id
 from catalog.queries import coauthor_network, list_researchers, researcher_papers, researcher_profile
 
 _IDENT = re.compile(r"(?P<id>\d{1,18})(?:-(?P<slug>.*))?")
@@ -46,9 +47,11 @@ async def researcher(
                 "ids come from paper pages and search results, not from names."
             )
         profile = researcher_profile(db, int(match["id"]))
+        query = query_string(category=category, page=page)
+        if profile is None and (survivor := surviving_researcher_id(db, int(match["id"]))) is not None:
+            profile = researcher_profile(db, survivor)  # enrichment merged this id into another
         if profile is None:
             raise NotFoundException(detail=f"There is no researcher with id {match['id']}.")
-        query = query_string(category=category, page=page)
         if requested != profile.path:
             return Redirect(profile.path + query)
         size = pages.settings.server.page_size

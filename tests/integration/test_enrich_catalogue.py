@@ -6,13 +6,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from litestar.testing import TestClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from app.main import create_app
 from catalog.db import make_engine, migrate
 from catalog.enrichment import (
     PaperEnrichment,
@@ -46,7 +49,7 @@ from ingest.enrich.stages import Enricher, match_affiliations
 from ingest.importer import Importer
 from ingest.records import RecordError
 from ingest.sources import kaggle
-from settings import EnrichmentSettings
+from settings import EnrichmentSettings, get_settings
 from tests.integration.enrichment_peers import OpenAlexObjects, Peer, SemanticScholarObjects
 
 NOW = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
@@ -410,6 +413,13 @@ def test_enrichment_merges_figures_ids_positions_and_institutions(
         assert missing > 0
         assert s.execute(select(func.count()).where(Researcher.h_index == 0)).scalar_one() == 0
 
+    # The pages follow: the merged id redirects to the survivor, whose page shows the figures.
+    with _site(engine) as client:
+        moved = client.get(f"/researchers/{max(priem_before, copy_priem)}", follow_redirects=False)
+        assert moved.status_code == 301 and moved.headers["location"].startswith(f"/researchers/{priem.id}-")
+        page = client.get(moved.headers["location"]).text
+        assert "Jason Priem" in page and "h-index 17" in page and "3,890 citations" in page
+
     # Idempotent and incremental: nothing is due now; asking everything again changes nothing.
     snapshot = _snapshot(engine)
     assert enricher.due_papers("openalex") == [] and enricher.due_researchers("openalex") == []
@@ -585,3 +595,14 @@ def test_researcher_figures_come_from_one_profile(engine: Engine, tmp_path: Path
     assert shown() == (10, 100, 20, "semanticscholar")
     apply(None, "semanticscholar")  # S2 no longer knows them
     assert shown() == (None, None, None, None)
+
+
+@contextmanager
+def _site(engine: Engine) -> Iterator[TestClient[Any]]:
+    """The web app over this test's catalogue."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WOVEPAPER_DATABASE_URL", engine.url.render_as_string(hide_password=False))
+        get_settings.cache_clear()
+        with TestClient(create_app()) as client:
+            yield client
+    get_settings.cache_clear()
