@@ -145,7 +145,9 @@ class Campaign:
             ) from None
 
 
-def check_outcome(engine: Engine, settings: Settings, good: list[str], bad: list[str]) -> None:
+def check_outcome(
+    engine: Engine, settings: Settings, good: list[str], bad: list[str], *, min_done: int = PAPERS // 2
+) -> None:
     with Session(engine) as session:
         rows = session.execute(
             select(
@@ -170,7 +172,7 @@ def check_outcome(engine: Engine, settings: Settings, good: list[str], bad: list
     for arxiv_id in good:
         row = outcome[arxiv_id]
         assert row.status == "done" or "attempts" in (row.reason or ""), (arxiv_id, row.reason)
-    assert sum(outcome[i].status == "done" for i in good) >= PAPERS // 2
+    assert sum(outcome[i].status == "done" for i in good) >= min_done
 
     expected = {
         f"{arxiv_id}v{row.version}#{n}"
@@ -280,3 +282,57 @@ async def _drop_queue(name: str) -> None:
             await redis.delete(*keys)
     finally:
         await redis.aclose()
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+def test_jobs_redis_lost_are_enqueued_again_from_the_catalogue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, peer: EmbeddingServer, postgres_url: str
+) -> None:
+    """Redis restarts without its data (RELIABILITY.md case 20): the queue is gone, but the catalogue
+    still says which papers are unfinished, so a worker enqueues them again and finishes each once."""
+    queue_name = f"wovepaper-test-{uuid.uuid4().hex[:12]}"
+    values = {
+        **embedding_env(peer),
+        "WOVEPAPER_DATA_DIR": str(tmp_path / "data"),
+        "WOVEPAPER_DATABASE_URL": postgres_url,
+        "WOVEPAPER_REDIS_URL": REDIS_TEST_URL,
+        "WOVEPAPER_WORKER_QUEUE": queue_name,
+        "WOVEPAPER_WORKER_LEASE_SECONDS": "2",
+        "WOVEPAPER_WORKER_RETRY_DELAY_SECONDS": "0.2",
+    }
+    settings = configure(monkeypatch, values)
+    engine = make_engine(postgres_url)
+    migrate(engine)
+    queue = make_queue(settings, engine)
+    assert isinstance(queue, SaqQueue)
+    try:
+        ids = [f"2407.{n:05d}" for n in range(1, 7)]
+        import_papers(engine, ids)
+        files = write_pdfs(tmp_path / "pdfs", {f"{i}v1.pdf": text_pdf([paper_text(i, 12)]) for i in ids})
+        jobs, _ = jobs_for_files(files)
+        probe = open_store(settings, make_embedder(settings))
+        collection = probe.name
+        probe.close()
+        enqueue_pdfs(engine, queue, jobs, collection=collection)
+        assert queue.counts()["queued"] == len(ids)
+
+        asyncio.run(_drop_queue(queue_name))  # what a restart without persistence leaves
+        assert queue.counts()["queued"] == 0
+
+        worker = subprocess.run(
+            [sys.executable, "-m", "ingest", "worker", "--until-empty"],
+            cwd=PROJECT_ROOT,
+            env={**os.environ, **values},
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+        )
+        assert worker.returncode == 0, worker.stdout[-3000:] + worker.stderr[-3000:]
+        assert "re-enqueuing 6 papers whose jobs the queue lost" in worker.stdout + worker.stderr
+        check_outcome(engine, settings, ids, [], min_done=len(ids))
+        with Session(engine) as session:
+            assert set(session.scalars(select(FullText.status))) == {"done"}
+    finally:
+        asyncio.run(_drop_queue(queue_name))
+        engine.dispose()
