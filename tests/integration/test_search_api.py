@@ -4,6 +4,7 @@ the development debug view with each hit's lexical, dense and fused rank."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -104,6 +105,11 @@ def test_search_page_highlights_matches_and_links_facets(client: Client) -> None
     assert "<mark>stochastic</mark>" in html.lower()
     assert "/search?q=stochastic+optimization+adaptive+moments&amp;category=" in html
     assert "Ranking (development view)" not in html
+    lede = " ".join(re.sub(r"<[^>]+>", " ", html.split('class="lede"', 1)[1].split("</p>")[0]).split())
+    assert re.fullmatch(
+        r"> \d+ papers for “stochastic optimization adaptive moments” · most relevant first · sort by date",
+        lede,
+    ), lede
 
 
 def test_search_page_escapes_the_query(client: Client) -> None:
