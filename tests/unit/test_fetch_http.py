@@ -45,10 +45,13 @@ def server() -> Iterator[Server]:
                 self.send_header(name, value)
             if "Transfer-Encoding" in headers:
                 self.end_headers()
-                for start in range(0, len(body), 4096):
-                    part = body[start : start + 4096]
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
-                self.wfile.write(b"0\r\n\r\n")
+                try:
+                    for start in range(0, len(body), 4096):
+                        part = body[start : start + 4096]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up on purpose (the size cap): expected, not an error
                 return
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
