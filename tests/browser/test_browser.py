@@ -241,3 +241,70 @@ def test_markdown_alternate_fetched_by_the_page(page: tuple[Page, Log]) -> None:
     assert text.startswith("# Adam: A Method for Stochastic Optimization"), text[:200]
     assert "<html" not in text.lower() and ENRICHED in text
     log.assert_clean()
+
+
+# What the accessibility tree must give every page: a language, one h1, headings that do not skip
+# a level, a name for every form control, picture and link. Read from the rendered DOM.
+A11Y_AUDIT = """
+() => {
+  const problems = [];
+  if (!document.documentElement.lang) problems.push("<html> has no lang");
+  const h1 = document.querySelectorAll("h1").length;
+  if (h1 !== 1) problems.push(`${h1} h1 elements`);
+  let last = 0;
+  for (const h of document.querySelectorAll("h1, h2, h3, h4, h5, h6")) {
+    const level = Number(h.tagName[1]);
+    if (last && level > last + 1) problems.push(`heading jumps from h${last} to h${level}`);
+    last = level;
+  }
+  const named = (el) => {
+    if (el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") || el.title) return true;
+    if (el.id && document.querySelector(`label[for="${el.id}"]`)) return true;
+    return Boolean(el.closest("label"));
+  };
+  for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+    if (!named(el)) problems.push(`unlabelled ${el.tagName.toLowerCase()} ${el.name || ""}`);
+  }
+  for (const img of document.querySelectorAll("img")) {
+    if (!img.hasAttribute("alt")) problems.push(`img without alt: ${img.src}`);
+  }
+  for (const svg of document.querySelectorAll("svg[role=img]")) {
+    if (!svg.getAttribute("aria-label") && !svg.getAttribute("aria-labelledby"))
+      problems.push("unnamed svg picture");
+  }
+  for (const a of document.querySelectorAll("a[href]")) {
+    if (!(a.textContent.trim() || a.getAttribute("aria-label") || a.querySelector("img[alt]:not([alt=''])")))
+      problems.push(`link without text: ${a.getAttribute("href")}`);
+  }
+  for (const b of document.querySelectorAll("button")) {
+    if (!(b.textContent.trim() || b.getAttribute("aria-label"))) problems.push("button without a name");
+  }
+  return problems;
+}
+"""
+
+
+def test_every_page_type_passes_the_accessibility_audit(page: tuple[Page, Log], site: Site) -> None:
+    tab, log = page
+    paths = [
+        "/",
+        f"/papers/{ADAM}",
+        f"/researchers/{site.facts.enriched_researcher}",
+        f"/institutions/{site.facts.toronto}",
+        "/researchers",
+        "/institutions",
+        "/papers",
+        "/search",
+        "/search?q=stochastic+optimization",
+        "/search?q=qxzvbnm+wplkjh",
+        "/about",
+        "/developers",
+        "/papers/2401.99999",  # the 404 page (last: its status is the one console error expected)
+    ]
+    for path in paths:
+        tab.goto(path)
+        problems = tab.evaluate(A11Y_AUDIT)
+        assert problems == [], f"{path}: {problems}"
+    assert [e for e in log.console_errors if "404 (Not Found)" in e and paths[-1] in e]
+    log.console_errors = [e for e in log.console_errors if paths[-1] not in e]
+    log.assert_clean()
