@@ -71,22 +71,25 @@ class IndexingProgress:
         return None
 
 
+# What a status row shows, read by both the per-paper lookup and the failure list.
+_STATUS_COLUMNS = (
+    Paper.arxiv_id,
+    Paper.title,
+    FullText.status,
+    FullText.reason,
+    FullText.attempts,
+    FullText.version,
+    FullText.pages,
+    FullText.chunk_count,
+    FullText.hidden_text,
+    FullText.updated_at,
+)
+
+
 def paper_status(session: Session, arxiv_ids: list[str], collection: str) -> list[PaperIndexStatus]:
     """Status of each requested paper that is in the catalogue, in the order asked."""
     rows = session.execute(
-        select(
-            Paper.arxiv_id,
-            Paper.title,
-            FullText.status,
-            FullText.reason,
-            FullText.attempts,
-            FullText.version,
-            FullText.pages,
-            FullText.chunk_count,
-            FullText.hidden_text,
-            FullText.updated_at,
-            AbstractIndex.chunk_id,
-        )
+        select(*_STATUS_COLUMNS, AbstractIndex.chunk_id)
         .outerjoin(FullText, FullText.paper_id == Paper.id)
         .outerjoin(
             AbstractIndex, (AbstractIndex.paper_id == Paper.id) & (AbstractIndex.collection == collection)
@@ -99,18 +102,7 @@ def paper_status(session: Session, arxiv_ids: list[str], collection: str) -> lis
 
 def failures(session: Session, limit: int = 20) -> list[PaperIndexStatus]:
     rows = session.execute(
-        select(
-            Paper.arxiv_id,
-            Paper.title,
-            FullText.status,
-            FullText.reason,
-            FullText.attempts,
-            FullText.version,
-            FullText.pages,
-            FullText.chunk_count,
-            FullText.hidden_text,
-            FullText.updated_at,
-        )
+        select(*_STATUS_COLUMNS)
         .join(FullText, FullText.paper_id == Paper.id)
         .where(FullText.status == "failed")
         .order_by(FullText.updated_at.desc())
