@@ -445,7 +445,7 @@ class SearchService:
             papers = result_papers(session, [c.arxiv_id for c in page])
             total_papers = count_papers(session)
         terms = self._terms(request.q)
-        bodies = self._chunk_texts(page)
+        page = self._with_chunk_details(page)
         stems = set(terms)
         hits = []
         for position, candidate in enumerate(page, start=start + 1):
@@ -460,7 +460,7 @@ class SearchService:
                     fused_rank=candidate.rank,
                     lexical_rank=candidate.lexical_rank,
                     dense_rank=candidate.dense_rank,
-                    snippet=self._snippet(paper, candidate, bodies, stems),
+                    snippet=_snippet(paper, candidate, stems),
                     chunks=list(candidate.chunks),
                 )
             )
@@ -532,26 +532,65 @@ class SearchService:
             return []
         return sorted(set(lexical.tokenize([query])[0]))
 
-    def _chunk_texts(self, page: Sequence[Candidate]) -> dict[str, str]:
-        """Text of lexical-only body chunks on this page (dense hits carry theirs)."""
-        lexical = self.ranker.lexical
-        wanted = [c.chunk_id for cand in page for c in cand.chunks[:1] if c.kind == "body" and c.text is None]
-        if lexical is None or not wanted:
-            return {}
-        return {key: chunk.text for key, chunk in lexical.chunks(wanted).items()}
+    def _with_chunk_details(self, page: Sequence[Candidate]) -> list[Candidate]:
+        """The shown papers' full-text chunk hits with their text, pages and section. Both retrievers
+        return bare chunk ids (cheap for 100 hits); the details of the few shown come from the
+        lexical index, or from Chroma for chunks indexed since the lexical index was last rebuilt."""
+        wanted = [c.chunk_id for cand in page for c in cand.chunks if c.kind == "body"]
+        if not wanted:
+            return list(page)
+        found: dict[str, ChunkHit] = {}
+        if self.ranker.lexical is not None:
+            for key, text in self.ranker.lexical.chunks(wanted).items():
+                found[key] = ChunkHit(key, "body", text.page_start, text.page_end, text.section, text.text)
+        missing = [key for key in wanted if key not in found]
+        if missing and self.ranker.dense is not None:
+            try:
+                stored = self.ranker.dense.store.get(missing)
+            except StoreError:
+                stored = []  # the snippet falls back to the abstract
+            for chunk in stored:
+                meta = chunk.metadata
+                section = meta.get("section")
+                found[chunk.id] = ChunkHit(
+                    chunk.id,
+                    "body",
+                    _int(meta.get("page_start")),
+                    _int(meta.get("page_end")),
+                    str(section) if section else None,
+                    chunk.text,
+                )
+        return [
+            replace(cand, chunks=tuple(_detailed(c, found.get(c.chunk_id)) for c in cand.chunks))
+            for cand in page
+        ]
 
-    def _snippet(
-        self, paper: ResultPaper, candidate: Candidate, bodies: Mapping[str, str], query: Collection[str]
-    ) -> Snippet:
-        for chunk in candidate.chunks[:1]:
-            if chunk.kind == "body":
-                text = chunk.text or bodies.get(chunk.chunk_id)
-                if text:
-                    window, spans = _window(text, query)
-                    return Snippet(
-                        window, spans, "body", chunk.page_start, chunk.page_end, chunk.section, chunk.chunk_id
-                    )
-        return _abstract_snippet(paper, query)
+
+def _detailed(hit: ChunkHit, details: ChunkHit | None) -> ChunkHit:
+    if details is None:
+        return hit
+    return replace(
+        hit,
+        page_start=details.page_start,
+        page_end=details.page_end,
+        section=details.section,
+        text=details.text,
+    )
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _snippet(paper: ResultPaper, candidate: Candidate, query: Collection[str]) -> Snippet:
+    """The best chunk hit of the paper, or its abstract."""
+    for chunk in candidate.chunks[:1]:
+        if chunk.kind == "body" and chunk.text:
+            window, spans = _window(chunk.text, query)
+            return Snippet(
+                window, spans, "body", chunk.page_start, chunk.page_end, chunk.section, chunk.chunk_id
+            )
+    return _abstract_snippet(paper, query)
 
 
 def _abstract_snippet(paper: ResultPaper, query: str | Collection[str]) -> Snippet:

@@ -31,3 +31,12 @@ class Chunk:
 
 def chunk_id(arxiv_id: str, version: int | None, n: int) -> str:
     return f"{arxiv_id}v{version or 0}#{n}"
+
+
+def parse_chunk_id(value: str) -> tuple[str, int, int]:
+    """``(arxiv_id, version, n)`` of a chunk id; ``ValueError`` when it is not one."""
+    head, hash_mark, n = value.rpartition("#")
+    arxiv_id, v, version = head.rpartition("v")
+    if not (hash_mark and v and arxiv_id and version.isdigit() and n.isdigit()):
+        raise ValueError(f"not a chunk id: {value!r}")
+    return arxiv_id, int(version), int(n)

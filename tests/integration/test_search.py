@@ -18,8 +18,9 @@ from catalog.models import Authorship, Paper
 from catalog.search_queries import SearchFilters, category_counts
 from ingest.contract import PdfJob
 from ingest.pipeline import Pipeline, make_embedder, open_store
-from retrieval.search import QueryError, SearchRequest, SearchService, open_search
+from retrieval.search import Candidate, ChunkHit, QueryError, SearchRequest, SearchService, open_search
 from retrieval.store import ChunkStore
+from retrieval.types import Chunk
 from settings import Settings
 from tests.integration.indexing_peers import text_pdf
 from tests.integration.search_corpus import Corpus, build, environment
@@ -273,3 +274,34 @@ def test_qa_retrieval_eval_scores_papers_and_pages(searcher: Searcher, tmp_path:
     bad.write_text('{"question": "", "arxiv_id": "1412.6980"}\n')
     with pytest.raises(qa.QaFileError, match="empty"):
         qa.load(bad)
+
+
+def test_shown_chunks_get_text_and_pages_from_either_index(searcher: Searcher) -> None:
+    """Both retrievers return bare chunk ids; the details of the chunks shown come from the lexical
+    index, or from Chroma for a chunk indexed since the lexical index was last rebuilt."""
+    service, store = searcher.service, searcher.store
+    lexical = service.ranker.lexical
+    assert lexical is not None
+    known = Chunk("2499.00001", 2, 4, "A wombat learning-rate warm-up, in BM25.", "body", 7, 7, "4 Results")
+    fresh = Chunk(
+        "2499.00002", 1, 3, "An okapi gradient clipping rule, only in Chroma.", "body", 5, 6, "3 Method"
+    )
+    lexical.upsert_paper(known.arxiv_id, [known])
+    store.replace_paper(
+        fresh.arxiv_id, [fresh], [[1.0] + [0.0] * (store.dim - 1)], {"primary_category": "cs.LG"}
+    )
+    try:
+        page = [
+            Candidate(known.arxiv_id, 1.0, 1, chunks=(ChunkHit(known.id, "body", lexical_rank=1),)),
+            Candidate(fresh.arxiv_id, 0.5, 2, chunks=(ChunkHit(fresh.id, "body", dense_rank=1),)),
+            Candidate("2499.00003", 0.1, 3, chunks=(ChunkHit("2499.00003v1#4", "body", dense_rank=2),)),
+        ]
+        first, second, gone = (c.chunks[0] for c in service._with_chunk_details(page))
+        assert (first.page_start, first.page_end, first.section) == (7, 7, "4 Results")
+        assert first.text == known.text and first.lexical_rank == 1
+        assert (second.page_start, second.page_end, second.section) == (5, 6, "3 Method")
+        assert second.text == fresh.text and second.dense_rank == 1
+        assert gone.text is None and gone.page_start is None  # in neither index: the abstract is shown
+    finally:
+        lexical.remove_paper(known.arxiv_id)
+        store.delete_paper(fresh.arxiv_id)
