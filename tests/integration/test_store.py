@@ -4,13 +4,14 @@ server through ``HttpClient``."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,40 @@ def test_a_second_process_is_refused_and_a_restart_after_a_kill_works(tmp_path: 
         reopened.close()
     # Closing releases the lock: the same process (or another) can open it again.
     ChunkStore.embedded(path, name="chunks-lock-test", dim=DIM).close()
+
+
+class _HashedEmbedder:
+    """The test vectors' embedder (a hashed bag of words), for dense retrieval over this store."""
+
+    name = "hashed"
+    dim = DIM
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [hashed_vector(t) for t in texts]
+
+
+def test_dense_retrieval_through_llama_index_on_both_deployments(store: ChunkStore) -> None:
+    """The k-NN that search runs (llama-index over this collection, ids and distances only) finds
+    the nearest chunks, best first, and reads paper and kind from the chunk ids."""
+    from retrieval.dense import DenseRetriever
+
+    papers = {"2401.00011": "retrieval", "2401.00012": "astronomy", "hep-th/9901001": "strings"}
+    for arxiv_id, word in papers.items():
+        items = chunks(arxiv_id, 2, 2, word=word)
+        store.replace_paper(arxiv_id, items, vectors(items), PAPER)
+    dense = DenseRetriever(store, _HashedEmbedder())
+    hits = dense.search("body chunk about strings and more strings", k=4)
+    assert [h.rank for h in hits] == [1, 2, 3, 4]
+    assert hits[0].arxiv_id == "hep-th/9901001" and hits[0].kind == "body"
+    assert hits[0].chunk_id.startswith("hep-th/9901001v2#")
+    assert all(a.similarity >= b.similarity for a, b in itertools.pairwise(hits))
+    assert all(h.text is None and h.page_start is None for h in hits)  # details are read for shown papers
+    abstract = dense.search("Title of 2401.00012 Abstract about astronomy.", k=1)[0]
+    assert (abstract.arxiv_id, abstract.kind, abstract.chunk_id) == (
+        "2401.00012",
+        "abstract",
+        "2401.00012v2#0",
+    )
+    assert abstract.similarity == pytest.approx(1.0, abs=1e-4)
+    filtered = dense.search("strings", k=10, where={"arxiv_id": "2401.00011"})
+    assert filtered and {h.arxiv_id for h in filtered} == {"2401.00011"}
