@@ -28,7 +28,7 @@ from llama_index.vector_stores.chroma import ChromaVectorStore
 from pydantic import PrivateAttr
 
 from retrieval.embedder import Embedder
-from retrieval.store import ChunkStore
+from retrieval.store import CHROMA_ERRORS, ChunkStore, StoreError
 from retrieval.types import parse_chunk_id
 
 
@@ -135,7 +135,10 @@ class DenseRetriever:
         if not arxiv_ids or weight <= 0:
             return None
         where = {"$and": [{"arxiv_id": {"$in": list(arxiv_ids)}}, {"kind": "abstract"}]}
-        found = self.store.collection.get(where=where, include=["embeddings"])  # type: ignore[arg-type]
+        try:
+            found = self.store.collection.get(where=where, include=["embeddings"])  # type: ignore[arg-type]
+        except CHROMA_ERRORS as exc:
+            raise StoreError(f"reading feedback vectors from {self.store.where} failed: {exc}") from exc
         embeddings = found.get("embeddings")
         if embeddings is None or len(embeddings) == 0:
             return None
@@ -159,7 +162,10 @@ class DenseRetriever:
         embedding = list(vector) if vector is not None else self.embed_query(query)
         kwargs: dict[str, Any] = {"where": dict(where)} if where else {}
         retriever = self.index.as_retriever(similarity_top_k=k, vector_store_kwargs=kwargs)
-        nodes = retriever.retrieve(QueryBundle(query_str=query, embedding=embedding))
+        try:
+            nodes = retriever.retrieve(QueryBundle(query_str=query, embedding=embedding))
+        except CHROMA_ERRORS as exc:
+            raise StoreError(f"the k-NN query on {self.store.where} failed: {exc}") from exc
         hits = []
         for rank, node in enumerate(nodes, start=1):
             arxiv_id, _version, n = parse_chunk_id(node.node.node_id)

@@ -40,7 +40,7 @@ from catalog.search_queries import (
 )
 from catalog.text import scrub
 from retrieval.dense import DenseHit, DenseRetriever
-from retrieval.embedder import Embedder
+from retrieval.embedder import Embedder, EmbedderError
 from retrieval.fusion import Method, Normalisation, Ranked, convex, normalise, order, rrf
 from retrieval.lexical import CatalogueSync, LexicalHit, LexicalIndex, highlight_spans
 from retrieval.store import ChunkStore, StoreError
@@ -158,7 +158,12 @@ class Ranker:
             # Pseudo-relevance feedback: move the query vector towards the abstracts of the best
             # fused papers (Rocchio) and search the embedding again; lexical scores stay as they are.
             start = list(vector) if vector is not None else self.dense.embed_query(query)
-            moved = self.dense.feedback(start, order(fused)[: config.feedback_docs], config.feedback_weight)
+            best = order(fused)[: config.feedback_docs]
+            try:
+                moved = self.dense.feedback(start, best, config.feedback_weight)
+            except StoreError as exc:  # the first k-NN's hits stand
+                notes.append(f"pseudo-relevance feedback was skipped ({exc})")
+                moved = None
             if moved is not None:
                 hits = self._dense(query, dense_k or config.dense_k, where, moved, allowed, notes)
                 dense_scores = _best_per_paper(hits)
@@ -202,7 +207,7 @@ class Ranker:
         assert self.dense is not None
         try:
             hits = self.dense.search(query, k=k, where=where, vector=vector)
-        except StoreError as exc:
+        except (StoreError, EmbedderError) as exc:  # lexical results still answer the query
             notes.append(f"the vector index did not answer ({exc})")
             return []
         return [h for h in hits if allowed is None or h.arxiv_id in allowed]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import chromadb
+import httpx
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
@@ -50,6 +51,11 @@ MetaValue = Scalar | list[str]  # lists (e.g. categories) are filterable with ``
 # Chroma caps the records per call (max_batch_size, about 5k on SQLite); stay well below it.
 WRITE_BATCH = 1000
 LOCK_FILE = ".wovepaper-writer.lock"
+
+
+# What a Chroma call raises when the store is broken or away: its own errors, bad input it refuses,
+# a failing disk, and (HttpClient) the server being unreachable.
+CHROMA_ERRORS: tuple[type[Exception], ...] = (ChromaError, ValueError, OSError, httpx.HTTPError)
 
 
 class StoreError(RuntimeError):
@@ -222,7 +228,7 @@ class ChunkStore:
                     else:
                         assert self.path is not None
                         self._client = chromadb.PersistentClient(path=str(self.path), settings=settings)
-                except (ChromaError, ValueError, OSError) as exc:
+                except CHROMA_ERRORS as exc:
                     raise StoreError(f"cannot open the {self.where}: {exc}") from exc
             return self._client
 
@@ -241,7 +247,7 @@ class ChunkStore:
                             metadata={"dim": self.dim},
                             embedding_function=None,
                         )
-                    except (ChromaError, ValueError, OSError) as exc:
+                    except CHROMA_ERRORS as exc:
                         raise StoreError(
                             f"cannot open collection {self.name} in the {self.where}: {exc}"
                         ) from exc
@@ -250,7 +256,7 @@ class ChunkStore:
     def ping(self) -> None:
         try:
             self.client.heartbeat()
-        except (ChromaError, ValueError, OSError) as exc:
+        except CHROMA_ERRORS as exc:
             raise StoreError(f"the {self.where} does not answer: {exc}") from exc
 
     def close(self) -> None:
@@ -338,14 +344,14 @@ class ChunkStore:
                     documents=[scrub(c.text) for c in batch],  # no NUL or lone surrogate, ever
                     metadatas=[chunk_metadata(c, p) for c, p in zip(batch, papers[part], strict=True)],  # type: ignore[misc]
                 )
-            except (ChromaError, ValueError, OSError) as exc:
+            except CHROMA_ERRORS as exc:
                 raise StoreError(f"upsert of {len(batch)} chunks into {self.where} failed: {exc}") from exc
 
     def _delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), WRITE_BATCH):
             try:
                 self.collection.delete(ids=list(ids[start : start + WRITE_BATCH]))
-            except (ChromaError, ValueError, OSError) as exc:
+            except CHROMA_ERRORS as exc:
                 raise StoreError(f"deleting chunks in the {self.where} failed: {exc}") from exc
 
     # -- reads -----------------------------------------------------------------------------------
@@ -356,7 +362,7 @@ class ChunkStore:
     def ids(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
         try:
             result = self.collection.get(where=cast(Any, where) if where else None, include=[])
-        except (ChromaError, ValueError, OSError) as exc:
+        except CHROMA_ERRORS as exc:
             raise StoreError(f"reading ids from {self.where} failed: {exc}") from exc
         return list(result["ids"])
 
@@ -369,7 +375,7 @@ class ChunkStore:
                 where=cast(Any, where) if where else None,
                 include=["documents", "metadatas"],
             )
-        except (ChromaError, ValueError, OSError) as exc:
+        except CHROMA_ERRORS as exc:
             raise StoreError(f"reading chunks from {self.where} failed: {exc}") from exc
         documents = result["documents"] or []
         metadatas = result["metadatas"] or []
@@ -389,7 +395,7 @@ class ChunkStore:
                 where=cast(Any, where) if where else None,
                 include=["documents", "metadatas", "distances"],
             )
-        except (ChromaError, ValueError, OSError) as exc:
+        except CHROMA_ERRORS as exc:
             raise StoreError(f"query on {self.where} failed: {exc}") from exc
         ids = result["ids"][0]
         documents = (result["documents"] or [[]])[0]

@@ -4,8 +4,12 @@ reachable (``make test`` starts them); a test that needs one fails, never skips,
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,20 +73,15 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
         engine.dispose()
 
 
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    """A real ``chroma run`` server on a free loopback port, for the whole session: (host, port).
-    It ships in the chromadb wheel; a server that does not come up fails the tests using it."""
-    import socket
-    import subprocess
-    import sys
-
+@contextmanager
+def running_chroma(folder: Path) -> Iterator[tuple[tuple[str, int], subprocess.Popen[bytes]]]:
+    """A real ``chroma run`` server on a free loopback port: ((host, port), its process). It ships
+    in the chromadb wheel; a server that does not come up fails the tests using it."""
     from retrieval.store import wait_for_server
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    folder = tmp_path_factory.mktemp("chroma-server")
     chroma = Path(sys.executable).with_name("chroma")
     log = (folder / "server.log").open("wb")
     process = subprocess.Popen(
@@ -92,7 +91,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     )
     try:
         wait_for_server("127.0.0.1", port, timeout=60)
-        yield "127.0.0.1", port
+        yield ("127.0.0.1", port), process
     finally:
         process.terminate()
         try:
@@ -101,3 +100,10 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """One ``chroma run`` server for the whole session: (host, port)."""
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as (address, _process):
+        yield address

@@ -271,3 +271,31 @@ def test_dense_retrieval_through_llama_index_on_both_deployments(store: ChunkSto
     assert abstract.similarity == pytest.approx(1.0, abs=1e-4)
     filtered = dense.search("strings", k=10, where={"arxiv_id": "2401.00011"})
     assert filtered and {h.arxiv_id for h in filtered} == {"2401.00011"}
+
+
+def test_search_answers_from_bm25_when_the_chroma_server_dies(tmp_path: Path) -> None:
+    """A Chroma server that goes away mid-service: the k-NN fails with a StoreError (not an HTTP
+    client error escaping as a 500), and the ranker answers from BM25 with a note saying so."""
+    from retrieval.dense import DenseRetriever
+    from retrieval.lexical import LexicalIndex
+    from retrieval.search import RankConfig, Ranker
+    from retrieval.store import StoreError
+    from tests.conftest import running_chroma
+
+    items = chunks("2401.00021", 1, 2, word="okapi")
+    with running_chroma(tmp_path) as ((host, port), server):
+        store = ChunkStore.server(host, port, name="dies", dim=DIM)
+        store.replace_paper("2401.00021", items, vectors(items), PAPER)
+        dense = DenseRetriever(store, _HashedEmbedder())
+        assert dense.search("okapi", k=2)[0].arxiv_id == "2401.00021"
+        lexical = LexicalIndex(tmp_path / "lexical", refresh_seconds=0)
+        lexical.upsert_paper("2401.00021", items)
+        lexical.flush()
+        server.kill()
+        server.wait()
+        with pytest.raises(StoreError, match="k-NN query"):
+            dense.search("okapi", k=2)
+        ranking = Ranker(lexical, dense, RankConfig()).rank("okapi", mode="hybrid")
+        assert [c.arxiv_id for c in ranking.candidates] == ["2401.00021"]
+        assert ranking.notes and "the vector index did not answer" in ranking.notes[0]
+        lexical.close()
