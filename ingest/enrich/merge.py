@@ -296,14 +296,7 @@ class Merger:
         institution_id: int | None = None
         score: float | None = None
         for ref in fact.institutions:
-            institution_id = ensure_institution(
-                session.connection(),
-                ror_id=ref.ror_id,
-                openalex_id=ref.openalex_id,
-                name=ref.name,
-                country_code=ref.country_code,
-                type_=ref.type,
-            )
+            institution_id = _institution(session, ref)
             if institution_id is not None:
                 score = 1.0
                 break
@@ -373,14 +366,7 @@ class Merger:
         )
         years: dict[int, set[int]] = {}
         for ref, when in institutions:
-            iid = ensure_institution(
-                session.connection(),
-                ror_id=ref.ror_id,
-                openalex_id=ref.openalex_id,
-                name=ref.name,
-                country_code=ref.country_code,
-                type_=ref.type,
-            )
+            iid = _institution(session, ref)
             if iid is not None:
                 years.setdefault(iid, set()).update(when)
         session.add_all(
@@ -651,3 +637,15 @@ def recompute_researcher(session: Session, researcher: Researcher) -> None:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _institution(session: Session, ref: InstitutionRef) -> int | None:
+    """The catalogue id of an institution OpenAlex named (created from the reference if new)."""
+    return ensure_institution(
+        session.connection(),
+        ror_id=ref.ror_id,
+        openalex_id=ref.openalex_id,
+        name=ref.name,
+        country_code=ref.country_code,
+        type_=ref.type,
+    )
