@@ -8,7 +8,7 @@ from pathlib import Path
 
 from settings import PROJECT_ROOT
 
-PACKAGES = ("app", "catalog", "ingest", "prompts", "retrieval", "evals")
+PACKAGES = ("app", "catalog", "coordination", "ingest", "prompts", "retrieval", "evals")
 # Each third-party library lives in one place: module prefixes allowed to import it.
 OWNERS = {
     "fitz": ("ingest.pdf",),
@@ -18,6 +18,7 @@ OWNERS = {
     "llama_index": ("retrieval.store", "retrieval.search", "retrieval.dense"),
     "authlib": ("app.auth",),
     "saq": ("ingest.queue",),
+    "redis": ("coordination.redis",),
     "openai": ("retrieval.llm", "retrieval.embedder"),
     "onnxruntime": ("retrieval.embedder",),
     "tokenizers": ("retrieval.embedder",),
