@@ -13,7 +13,8 @@ RUN_STARTED := $(shell date +%s)
 # The demo imports metadata and queues the PDFs and abstracts; the server indexes them in the
 # background after it is up (progress on this console and on the home page).
 run: $(STAMP)
-	$(BIN)/python -m ingest demo --started-at $(RUN_STARTED)
+	$(BIN)/python -m ingest demo
+	$(BIN)/python -m indexing demo --started-at $(RUN_STARTED)
 	$(BIN)/python -m app serve
 
 test: $(STAMP) services

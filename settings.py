@@ -193,7 +193,7 @@ class WorkerSettings(_Section):
     worker_embedded: bool = Field(
         True,
         description="Run the indexing worker as a background thread of the web app when no Redis is "
-        "configured (the embedded default). Off: run `python -m ingest worker` yourself.",
+        "configured (the embedded default). Off: run `python -m indexing worker` yourself.",
     )
     worker_queue: str = Field(
         "wovepaper",

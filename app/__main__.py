@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import uvicorn
 
-from catalog.db import make_engine, migrate
+from catalog.db import open_catalogue
 from settings import get_settings
 
 
@@ -18,7 +18,7 @@ def cli() -> None:
 def serve() -> None:
     """Bring the catalogue schema up to date and serve the app."""
     settings = get_settings()
-    migrate(make_engine(settings.database_url))
+    open_catalogue(settings).dispose()
     click.echo(f"wovepaper is serving on {settings.public_url}", err=True)
     uvicorn.run(
         "app.main:create_app",

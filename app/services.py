@@ -17,7 +17,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from catalog.db import make_engine, session_factory
-from ingest.contract import WorkerHandle, make_embedder, open_store, start_embedded_worker
+from indexing.contract import WorkerHandle
+from indexing.wiring import make_embedder, open_store, start_in_thread
 from retrieval.embedder import Embedder
 from retrieval.search import SearchService, open_search
 from retrieval.store import ChunkStore
@@ -52,7 +53,7 @@ class Services:
         services = cls(settings, engine, session_factory(engine), store, embedder)
         services.search = open_search(settings, engine, store, embedder)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
-            services.worker = start_embedded_worker(settings, engine, store, embedder)
+            services.worker = start_in_thread(settings, engine, store, embedder)
         return services
 
     def close(self) -> None:

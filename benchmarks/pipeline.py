@@ -3,7 +3,7 @@ worker, the bundled MiniLM and the embedded Chroma; PDFs/min, chunks/s and the w
 
     .venv/bin/python benchmarks/pipeline.py [--pdfs 35] [--keep DIR]
 
-A fresh data dir gets the 35 demo papers' metadata; then ``python -m ingest pdfs`` runs as a child
+A fresh data dir gets the 35 demo papers' metadata; then ``python -m indexing pdfs`` runs as a child
 process (enqueue, then its own worker until the queue drains: the same code the web app runs in its
 background thread). Its resident memory is sampled every 0.1 s: the worker process alone, and the
 worker plus its PDF parser children.
@@ -31,8 +31,8 @@ from sqlalchemy.orm import Session  # noqa: E402
 from catalog.db import make_engine, migrate  # noqa: E402
 from catalog.indexing import indexing_progress  # noqa: E402
 from catalog.models import FullText  # noqa: E402
+from indexing.wiring import index_name, make_embedder  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
-from ingest.pipeline import index_name, make_embedder  # noqa: E402
 from ingest.sources import kaggle  # noqa: E402
 from settings import SHARED_DATA, get_settings  # noqa: E402
 
@@ -68,7 +68,7 @@ def main() -> None:
 
     started = time.perf_counter()
     worker = subprocess.Popen(
-        [sys.executable, "-m", "ingest", "pdfs", str(folder)],
+        [sys.executable, "-m", "indexing", "pdfs", str(folder)],
         cwd=ROOT,
         env=os.environ.copy(),
         stdout=subprocess.DEVNULL,

@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from catalog.db import make_engine, migrate  # noqa: E402
+from indexing.pipeline import Pipeline, load_papers  # noqa: E402
+from indexing.wiring import make_embedder, open_store  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
-from ingest.pipeline import Pipeline, load_papers, make_embedder, open_store  # noqa: E402
 from ingest.sources import listings  # noqa: E402
 from retrieval.lexical import LexicalIndex  # noqa: E402
 from settings import SHARED_DATA, Settings, get_settings  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from alembic import command
 
-from catalog.db import alembic_config, make_engine, migrate
+from catalog.db import alembic_config, make_engine, open_catalogue
 from settings import get_settings
 
 
@@ -17,7 +17,7 @@ def cli() -> None:
 @cli.command()
 def upgrade() -> None:
     """Apply every pending migration to the configured database."""
-    migrate(make_engine(get_settings().database_url))
+    open_catalogue(get_settings())
     click.echo("catalogue schema is up to date")
 
 

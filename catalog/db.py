@@ -14,6 +14,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from settings import Settings
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
@@ -74,6 +76,13 @@ def alembic_config(engine: Engine) -> Config:
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest migration (idempotent; cheap when already there)."""
     command.upgrade(alembic_config(engine), "head")
+
+
+def open_catalogue(settings: Settings) -> Engine:
+    """The configured catalogue, migrated: what every command-line stage opens first."""
+    engine = make_engine(settings.database_url, echo=settings.database.database_echo)
+    migrate(engine)
+    return engine
 
 
 def is_migrated(engine: Engine) -> bool:

@@ -3,7 +3,7 @@
 The catalogue is the source of truth for status whichever queue carries the jobs: ``full_texts``
 holds one row per paper whose PDF was ever queued (queued / running / done / failed + reason and
 attempts), ``abstract_index`` one row per paper whose title + abstract chunk is in a collection.
-The CLI (``python -m ingest status``), ``/api/ingest/status`` and the home page read these.
+The CLI (``python -m indexing status``), ``/api/ingest/status`` and the home page read these.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ class PaperSummary:
 
     @property
     def path(self) -> str:
-        return f"/papers/{self.arxiv_id}-{self.slug}"
+        return paper_path(self.arxiv_id, self.title)
 
 
 @dataclass(frozen=True, slots=True)

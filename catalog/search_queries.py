@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Engine, Select, func, select
 from sqlalchemy.orm import Session
 
-from catalog.models import Authorship, Paper, PaperCategory, Researcher
+from catalog.models import Authorship, Paper, PaperCategory
 from catalog.queries import AuthorRef
 
 BATCH = 1000  # ids per IN (...) list: well under SQLite's and PostgreSQL's parameter limits
@@ -96,10 +96,6 @@ def paper_texts(
 def catalogue_paper_ids(engine: Engine) -> set[str]:
     with engine.connect() as conn:
         return set(conn.execute(select(Paper.arxiv_id)).scalars())
-
-
-def count_papers(session: Session) -> int:
-    return session.execute(select(func.count()).select_from(Paper)).scalar_one()
 
 
 def _filtered(query: Select[Any], filters: SearchFilters) -> Select[Any]:
@@ -221,9 +217,3 @@ def category_counts(session: Session, arxiv_ids: Collection[str]) -> list[tuple[
         ):
             counts[category] = counts.get(category, 0) + int(n)
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-
-
-def researcher_name(session: Session, researcher_id: int) -> str | None:
-    return session.execute(
-        select(Researcher.display_name).where(Researcher.id == researcher_id)
-    ).scalar_one_or_none()

@@ -48,7 +48,7 @@ def cli() -> None:
 )
 def retrieval_command(root: Path, split: str, mode: str, cache: Path | None) -> None:
     """nDCG@10, recall@100 and MRR@10 of one search mode on a BEIR dataset."""
-    from ingest.contract import make_embedder
+    from retrieval.embedder import make_embedder
 
     settings = get_settings()
     try:

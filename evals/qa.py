@@ -77,8 +77,8 @@ def load(path: Path) -> list[Question]:
 
 
 def open_service(settings: Settings, config: RankConfig) -> tuple[SearchService, ChunkStore]:
-    from ingest.contract import make_embedder
-    from ingest.pipeline import index_name
+    from indexing.wiring import index_name
+    from retrieval.embedder import make_embedder
 
     embedder = make_embedder(settings)
     name = index_name(settings, embedder)
@@ -96,7 +96,7 @@ def open_service(settings: Settings, config: RankConfig) -> tuple[SearchService,
     if not is_migrated(engine):
         raise QaFileError(
             f"there is no catalogue at {settings.database_url}: ingest papers first (`make run`, or "
-            "`python -m ingest demo` and `python -m ingest pdfs DIR`), or set WOVEPAPER_DATA_DIR"
+            "`python -m ingest demo` and `python -m indexing pdfs DIR`), or set WOVEPAPER_DATA_DIR"
         )
     ranker = Ranker(lexical, DenseRetriever(store, embedder), config)
     limits = ServiceLimits(max_query_chars=10_000, max_results=50, max_page_size=50)

@@ -15,9 +15,8 @@ import click
 from sqlalchemy import Engine
 
 from catalog import arxiv_ids
-from catalog.db import make_engine, migrate
+from catalog.db import open_catalogue
 from ingest import console as out
-from ingest import index_commands, search_commands
 from ingest.enrich import commands as enrich_commands
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
@@ -31,10 +30,7 @@ Reader = Callable[[Path], Iterable[PaperRecord | RecordError]]
 
 
 def catalogue() -> Engine:
-    settings = get_settings()
-    engine = make_engine(settings.database_url, echo=settings.database.database_echo)
-    migrate(engine)
-    return engine
+    return open_catalogue(get_settings())
 
 
 def import_records(
@@ -205,31 +201,19 @@ def oai_command(from_: dt.datetime | None, until: dt.datetime | None, set_spec: 
 
 
 @cli.command("demo")
-@click.option(
-    "--started-at", type=float, default=None, help="Epoch seconds `make run` started (to time the first run)."
-)
-def demo_command(started_at: float | None) -> None:
-    """Import the demo corpus: the 20k listings and the 35 PDF papers' metadata (idempotent), then
-    queue the 35 PDFs and every abstract for the web app's background indexing."""
+def demo_command() -> None:
+    """Import the demo corpus: the 20k listings and the 35 PDF papers' metadata and the ROR
+    institutions (idempotent). ``python -m indexing demo`` then queues its PDFs and abstracts."""
     data = get_settings().core.demo_data_dir
     engine = catalogue()
     summary = import_files(engine, listings.read, [data / "arxiv" / "listings-20k.jsonl.gz"], "listings")
     summary.merge(import_files(engine, kaggle.read, [data / "pdfs" / "papers.jsonl"], "kaggle"))
     papers_changed = bool(summary.added or summary.updated)
     summary.merge(enrich_commands.demo_institutions(engine, data, papers_changed=papers_changed))
-    index_commands.queue_demo(engine, started_at)
     _exit_for(summary)
 
 
-for _command in index_commands.COMMANDS:  # pdfs, fetch, abstracts, worker, status
-    cli.add_command(_command)
-
-
 for _command in enrich_commands.COMMANDS:  # enrich, ror, affiliations
-    cli.add_command(_command)
-
-
-for _command in search_commands.COMMANDS:  # reindex-lexical
     cli.add_command(_command)
 
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # imported where used: a process needs only one of the two ba
     from openai import OpenAI
     from tokenizers import Tokenizer
 
+    from settings import Settings
+
 MINILM_NAME = "all-MiniLM-L6-v2-int8"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS = 256  # the model's trained sequence length (sentence-transformers max_seq_length)
@@ -168,3 +170,18 @@ class OpenAIEmbedder:
                     raise EmbedderError(f"endpoint returned {vector.shape[0]}-d vectors, expected {self.dim}")
                 vectors.append((vector / max(float(np.linalg.norm(vector)), 1e-12)).tolist())
         return vectors
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The configured embedder: an OpenAI-compatible endpoint when ``embedding_url`` is set, else
+    the bundled MiniLM."""
+    conf = settings.embedding
+    if conf.embedding_url:
+        return OpenAIEmbedder(
+            base_url=conf.embedding_url,
+            model=conf.embedding_model,
+            api_key=conf.embedding_api_key,
+            dim=conf.embedding_dimensions,
+            batch_size=conf.embedding_batch_size,
+        )
+    return MiniLMEmbedder(batch_size=conf.embedding_batch_size, threads=conf.embedding_threads)

@@ -14,14 +14,14 @@ Two corpora, searched separately:
   ``<root>/<corpus>/gen-<counter>-<params>/``; ``<root>/<corpus>/CURRENT`` names the live one and is
   replaced atomically. Rebuilding reuses the stored tokens (no re-tokenising); it still takes
   about 20 s per 20k papers on a busy 2-core machine, which is why changes are batched.
-- Writers (the ingest worker) call :meth:`LexicalIndex.upsert_paper` / :meth:`remove_paper` /
+- Writers (the indexing worker) call :meth:`LexicalIndex.upsert_paper` / :meth:`remove_paper` /
   :meth:`upsert_papers`. A corpus with changes is rebuilt at most every ``refresh_seconds``
   (a timer in the writing process; or :meth:`flush` now); changes not built yet are *pending* and
   any process's next refresh builds them. Builds are serialised across processes by an ``flock``.
 - Readers (every web process) ``stat`` ``CURRENT`` before a search (at most every
   ``poll_seconds``) and load a newer generation built by another process: no restart needed.
 - :meth:`sync_catalogue` brings the ``papers`` corpus in line with the catalogue (new, changed and
-  deleted papers); :meth:`rebuild` (``python -m ingest reindex-lexical``) re-reads all of it.
+  deleted papers); :meth:`rebuild` (``python -m indexing reindex-lexical``) re-reads all of it.
 """
 
 from __future__ import annotations
@@ -679,7 +679,11 @@ def _hash(row: Sequence[object]) -> str:
 class CatalogueSync:
     """Keeps the ``papers`` corpus in step with the catalogue from a daemon thread: a sync at start
     (the first one indexes the whole catalogue) and then every ``interval`` seconds, which catches
-    papers imported by another process (``python -m ingest listings …``) without a restart."""
+    papers imported by another process (``python -m ingest listings …``) without a restart.
+
+    The indexing worker runs it. However many workers run, one process syncs at a time: the one
+    holding a non-blocking ``flock`` on ``<root>/catalogue-sync.lock``. The others try again every
+    interval, so when the holder dies (the kernel drops its lock) another one takes over."""
 
     def __init__(self, index: LexicalIndex, engine: Engine, *, interval: float = 60.0) -> None:
         self.index = index
@@ -687,21 +691,44 @@ class CatalogueSync:
         self.interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lexical-sync", daemon=True)
+        self._lock_fd: int | None = None
         self.last: SyncSummary | None = None
 
     def start(self) -> CatalogueSync:
         self._thread.start()
         return self
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    @property
+    def leading(self) -> bool:
+        """Whether this process is the one that syncs."""
+        return self._lock_fd is not None
+
+    def _lead(self) -> bool:
+        if self._lock_fd is None:
+            fd = os.open(self.index.root / "catalogue-sync.lock", os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                self.last = self.index.sync_catalogue(self.engine)
-                if self.last.changed or self.last.removed:
-                    self.index.flush()
-            except (LexicalError, sqlite3.Error, OSError, SQLAlchemyError) as exc:
-                log.warning("lexical sync with the catalogue failed (retrying later): %s", exc)
-            self._stop.wait(self.interval)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            self._lock_fd = fd
+        return True
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    if self._lead():
+                        self.last = self.index.sync_catalogue(self.engine)
+                        if self.last.changed or self.last.removed:
+                            self.index.flush()
+                except (LexicalError, sqlite3.Error, OSError, SQLAlchemyError) as exc:
+                    log.warning("lexical sync with the catalogue failed (retrying later): %s", exc)
+                self._stop.wait(self.interval)
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # releases the flock: another process takes over
+                self._lock_fd = None
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()

@@ -27,23 +27,22 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from catalog.db import session_factory
+from catalog.queries import count_papers, researcher_name
 from catalog.search_queries import (
     ResultPaper,
     SearchFilters,
     activity_dates,
     allowed_papers,
     category_counts,
-    count_papers,
     newest_matching,
-    researcher_name,
     result_papers,
 )
 from catalog.text import scrub
 from retrieval.dense import DenseHit, DenseRetriever
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.fusion import Method, Normalisation, Ranked, convex, normalise, order, rrf
-from retrieval.lexical import CatalogueSync, LexicalHit, LexicalIndex, highlight_spans
-from retrieval.store import ChunkStore, StoreError
+from retrieval.lexical import LexicalHit, LexicalIndex, highlight_spans
+from retrieval.store import ChunkStore, StoreError, date_key
 from settings import SearchSettings, Settings
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -378,24 +377,15 @@ def clean_query(raw: str, *, max_chars: int) -> str:
 
 
 class SearchService:
-    """Search as the app serves it. ``close`` stops the catalogue sync and builds what is pending."""
+    """Search as the app serves it. It only reads the lexical index: the indexing worker writes it
+    and keeps it in step with the catalogue."""
 
-    def __init__(
-        self,
-        ranker: Ranker,
-        sessions: sessionmaker[Session],
-        limits: ServiceLimits,
-        *,
-        sync: CatalogueSync | None = None,
-    ) -> None:
+    def __init__(self, ranker: Ranker, sessions: sessionmaker[Session], limits: ServiceLimits) -> None:
         self.ranker = ranker
         self.sessions = sessions
         self.limits = limits
-        self.sync = sync
 
     def close(self) -> None:
-        if self.sync is not None:
-            self.sync.stop()
         if self.ranker.lexical is not None:
             self.ranker.lexical.close()
 
@@ -521,9 +511,9 @@ class SearchService:
             return {"arxiv_id": {"$in": sorted(allowed)}}, None
         clauses: list[dict[str, Any]] = []
         if filters.date_from:
-            clauses.append({"date": {"$gte": _date_key(filters.date_from)}})
+            clauses.append({"date": {"$gte": date_key(filters.date_from)}})
         if filters.date_to:
-            clauses.append({"date": {"$lte": _date_key(filters.date_to)}})
+            clauses.append({"date": {"$lte": date_key(filters.date_to)}})
         if filters.category and ("." in filters.category or "-" in filters.category):
             clauses.append({"category_list": {"$contains": filters.category}})
         where = clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
@@ -630,10 +620,6 @@ def _window(
     return window, [(s + shift, e + shift) for s, e in spans if begin <= s and e <= end]
 
 
-def _date_key(day: dt.date) -> int:
-    return day.year * 10_000 + day.month * 100 + day.day
-
-
 def rank_config(settings: SearchSettings) -> RankConfig:
     return RankConfig(
         method=settings.search_fusion,
@@ -649,10 +635,10 @@ def rank_config(settings: SearchSettings) -> RankConfig:
 
 
 def open_search(
-    settings: Settings, engine: Engine, store: ChunkStore | None, embedder: Embedder, *, sync: bool = True
+    settings: Settings, engine: Engine, store: ChunkStore | None, embedder: Embedder
 ) -> SearchService:
-    """The search service for the app: the lexical index (kept in step with the catalogue by a
-    background sync when ``sync``), dense retrieval over ``store`` and the configured fusion."""
+    """The search service for the app: the lexical index, dense retrieval over ``store`` and the
+    configured fusion."""
     lexical = LexicalIndex.from_settings(settings)
     dense = DenseRetriever(store, embedder) if store is not None else None
     conf = settings.search
@@ -661,10 +647,7 @@ def open_search(
         max_results=conf.search_max_results,
         max_page_size=conf.search_max_page_size,
     )
-    syncer = CatalogueSync(lexical, engine).start() if sync else None
-    return SearchService(
-        Ranker(lexical, dense, rank_config(conf)), session_factory(engine), limits, sync=syncer
-    )
+    return SearchService(Ranker(lexical, dense, rank_config(conf)), session_factory(engine), limits)
 
 
 __all__ = [

@@ -23,7 +23,7 @@ from app.asgi import PAGE_OPT
 from app.controllers import ingest_status
 from app.rendering import AppPages, View, markdown_path, md_escape, query_string
 from app.services import AppServices
-from catalog.queries import researcher_path, slugify
+from catalog.queries import paper_path, researcher_path
 from catalog.search_queries import SearchFilters
 from retrieval.search import MODES, SORTS, QueryError, SearchRequest, SearchResults, SearchService, Snippet
 
@@ -212,7 +212,7 @@ def search_page(
                 "page_query": lambda n: query_string(**_params(req, page=n)),
                 "highlight": highlight_html,
                 "highlight_md": highlight_md,
-                "paper_path": lambda p: f"/papers/{p.arxiv_id}-{slugify(p.title)}",
+                "paper_path": lambda p: paper_path(p.arxiv_id, p.title),
                 "researcher_path": researcher_path,
             },
             crumbs=[("Search", "/search")],
@@ -307,7 +307,7 @@ def _answer(results: SearchResults, site_url: Any) -> SearchAnswer:
     items = []
     for hit in results.hits:
         p = hit.paper
-        path = f"/papers/{p.arxiv_id}-{slugify(p.title)}"
+        path = paper_path(p.arxiv_id, p.title)
         s = hit.snippet
         items.append(
             SearchItem(

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from catalog import arxiv_ids as arxiv_ids_module
-from catalog.db import make_engine, migrate
+from catalog.db import open_catalogue
 from catalog.enrichment import OPENALEX, SEMANTIC_SCHOLAR
 from catalog.models import Institution, Paper
 from ingest import console as out
@@ -29,10 +29,7 @@ ROR_DEMO_FILE = Path("enrichment") / "ror" / "ror_v2_records_from_ror-records_re
 
 
 def _catalogue() -> Engine:
-    settings = get_settings()
-    engine = make_engine(settings.database_url, echo=settings.database.database_echo)
-    migrate(engine)
-    return engine
+    return open_catalogue(get_settings())
 
 
 def _matcher(engine: Engine) -> AffiliationMatcher | None:

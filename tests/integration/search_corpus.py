@@ -1,7 +1,7 @@
 """A small real corpus for search tests, built once per session: the 35 PDF papers' metadata and a
 few hundred real listings, imported into SQLite, their title + abstract chunks embedded with the
 bundled MiniLM into an embedded Chroma, and the lexical index synced from the catalogue. Nothing is
-mocked: this is the product's own ingestion path (``ingest.pipeline``) on real data."""
+mocked: this is the product's own ingestion path (``indexing.pipeline``) on real data."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from catalog.db import make_engine, migrate
-from ingest.contract import AbstractsJob
+from indexing.contract import AbstractsJob
+from indexing.pipeline import Pipeline, abstract_buckets
+from indexing.wiring import make_embedder, open_store
 from ingest.importer import Importer
-from ingest.pipeline import Pipeline, abstract_buckets, make_embedder, open_store
 from ingest.records import PaperRecord
 from ingest.sources import kaggle, listings
 from retrieval.lexical import LexicalIndex

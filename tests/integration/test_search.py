@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 from catalog.db import make_engine
 from catalog.models import Authorship, Paper
 from catalog.search_queries import SearchFilters, category_counts
-from ingest.contract import PdfJob
-from ingest.pipeline import Pipeline, make_embedder, open_store
+from indexing.contract import PdfJob
+from indexing.pipeline import Pipeline
+from indexing.wiring import make_embedder, open_store
 from retrieval.search import Candidate, ChunkHit, QueryError, SearchRequest, SearchService, open_search
 from retrieval.store import ChunkStore
 from retrieval.types import Chunk
@@ -50,7 +51,7 @@ def searcher(corpus: Corpus) -> Iterator[Searcher]:
         engine = make_engine(settings.database_url)
         embedder = make_embedder(settings)
         store = open_store(settings, embedder)
-        service = open_search(settings, engine, store, embedder, sync=False)
+        service = open_search(settings, engine, store, embedder)
         try:
             yield Searcher(settings, store, service)
         finally:

@@ -1,4 +1,4 @@
-"""``python -m ingest reindex-lexical`` and the catalogue sync on SQLite and PostgreSQL: new, changed
+"""``python -m indexing reindex-lexical`` and the catalogue sync on SQLite and PostgreSQL: new, changed
 and deleted papers reach the lexical index."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from sqlalchemy import Engine, delete
 
 from catalog.db import transaction
 from catalog.models import Paper
-from ingest.__main__ import cli
+from indexing.__main__ import cli
 from ingest.importer import Importer
 from ingest.records import PaperRecord, Version
 from retrieval.lexical import LexicalIndex

@@ -207,7 +207,7 @@ def test_a_second_process_is_refused_and_a_restart_after_a_kill_works(tmp_path: 
         # The CLI says the same and exits non-zero instead of corrupting the index.
         env = {**os.environ, "WOVEPAPER_CHROMA_PATH": str(path), "WOVEPAPER_DATA_DIR": str(tmp_path / "data")}
         cli = subprocess.run(
-            [sys.executable, "-m", "ingest", "worker", "--until-empty"],
+            [sys.executable, "-m", "indexing", "worker", "--until-empty"],
             cwd=PROJECT_ROOT,
             env=env,
             capture_output=True,

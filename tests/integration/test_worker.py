@@ -17,13 +17,14 @@ from sqlalchemy.orm import Session
 
 from catalog.indexing import indexing_progress, paper_status
 from catalog.models import AbstractIndex, FullText, Job, Paper
-from ingest import status
-from ingest.contract import JobSpec, PdfJob
-from ingest.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files
+from indexing import status
+from indexing.contract import JobSpec, PdfJob
+from indexing.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files
+from indexing.pipeline import Pipeline
+from indexing.queue import EmbeddedQueue
+from indexing.wiring import make_embedder, open_store
+from indexing.worker import EmbeddedWorker, WorkerStats
 from ingest.fetch import Fetcher, RateLimiter, UrlPolicy
-from ingest.pipeline import Pipeline, make_embedder, open_store
-from ingest.queue import EmbeddedQueue
-from ingest.worker import EmbeddedWorker, WorkerStats
 from retrieval.store import ChunkStore
 from settings import Settings, get_settings
 from tests.integration.indexing_peers import (
@@ -397,7 +398,7 @@ def test_the_worker_outlives_a_catalogue_outage(
     lapses, it runs again, and the paper is still finished exactly once."""
     from sqlalchemy.exc import OperationalError
 
-    from ingest import worker as worker_module
+    from indexing import worker as worker_module
 
     monkeypatch.setattr(worker_module, "DB_RETRY", 0.05)
     h = harness(WOVEPAPER_WORKER_LEASE_SECONDS="2")

@@ -17,8 +17,8 @@ from litestar.testing import TestClient
 
 from app.main import create_app
 from catalog.db import make_engine, migrate
-from ingest.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files, make_queue
-from ingest.pipeline import index_name, make_embedder
+from indexing.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files, make_queue
+from indexing.wiring import index_name, make_embedder
 from settings import PROJECT_ROOT, get_settings
 from tests.integration.indexing_peers import (
     EmbeddingServer,
@@ -79,7 +79,7 @@ def test_the_app_indexes_in_the_background_and_reports_progress(
         # The CLI sees the app holding the embedded Chroma: it enqueues and leaves the work to it.
         env = {**os.environ, **values, "WOVEPAPER_DATA_DIR": str(settings.core.data_dir)}
         cli = subprocess.run(
-            [sys.executable, "-m", "ingest", "pdfs", str(pdfs[1])],
+            [sys.executable, "-m", "indexing", "pdfs", str(pdfs[1])],
             cwd=PROJECT_ROOT,
             env=env,
             capture_output=True,

@@ -1,6 +1,6 @@
 """SIGKILL the worker process at random points over many jobs, on both deployments:
 
-- embedded: the catalogue's queue (SQLite) and the embedded Chroma, worker = ``python -m ingest worker``;
+- embedded: the catalogue's queue (SQLite) and the embedded Chroma, worker = ``python -m indexing worker``;
 - scaled out: SAQ on the real Redis, the catalogue on the real PostgreSQL, a real ``chroma run``.
 
 Whatever the kill interrupted, every paper must end done or failed exactly once, and Chroma must
@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session
 
 from catalog.db import make_engine, migrate
 from catalog.models import FullText, Job, Paper
-from ingest.enqueue import enqueue_pdfs, jobs_for_files, make_queue
-from ingest.pipeline import make_embedder, open_store
-from ingest.queue import SaqQueue
+from indexing.enqueue import enqueue_pdfs, jobs_for_files, make_queue
+from indexing.queue import SaqQueue
+from indexing.wiring import make_embedder, open_store
 from settings import PROJECT_ROOT, Settings, get_settings
 from tests.conftest import REDIS_TEST_URL
 from tests.integration.indexing_peers import (
@@ -95,7 +95,7 @@ class Campaign:
         log = self.log_dir / f"worker-{self.starts}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "ingest", "worker", *args],
+                [sys.executable, "-m", "indexing", "worker", *args],
                 cwd=PROJECT_ROOT,
                 env=self.env,
                 stdout=out,
@@ -321,7 +321,7 @@ def test_jobs_redis_lost_are_enqueued_again_from_the_catalogue(
         assert queue.counts()["queued"] == 0
 
         worker = subprocess.run(
-            [sys.executable, "-m", "ingest", "worker", "--until-empty"],
+            [sys.executable, "-m", "indexing", "worker", "--until-empty"],
             cwd=PROJECT_ROOT,
             env={**os.environ, **values},
             capture_output=True,

@@ -45,6 +45,6 @@ def test_compose_runs_commands_that_exist() -> None:
         command = service.get("command", [])
         if command[:2] == ["python", "-m"]:
             modules.add(command[2])
-    assert modules == {"app", "ingest", "catalog"}
+    assert modules == {"app", "indexing", "catalog"}
     for module in modules:
         assert (PROJECT_ROOT / module / "__main__.py").is_file()

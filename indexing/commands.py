@@ -1,13 +1,15 @@
-"""CLI commands for full text and embeddings (registered on ``python -m ingest``):
+"""``python -m indexing …``: full text and embeddings.
 
 - ``pdfs PATH…`` and ``fetch ID…`` enqueue PDFs; ``abstracts`` enqueues the abstract backfill;
+  ``demo`` queues the demo's PDFs and abstracts for the web app's background worker;
 - ``worker`` works the queue (``--until-empty`` stops when it is drained);
-- ``status [ID…]`` prints per-paper status or the overall progress.
+- ``status [ID…]`` prints per-paper status or the overall progress;
+- ``reindex-lexical`` rebuilds the BM25 index from the catalogue.
 
 With the embedded queue, a command that enqueued work then runs the worker itself until the queue
 drains, unless another process (a running web app) holds the embedded Chroma: then that process
 does the work and the command only enqueues. With Redis, commands only enqueue; run ``python -m
-ingest worker`` processes to do the work. Exit status is non-zero when a job failed.
+indexing worker`` processes to do the work. Exit status is non-zero when a job failed.
 """
 
 from __future__ import annotations
@@ -27,29 +29,27 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from catalog import arxiv_ids
-from catalog.db import make_engine, migrate
+from catalog.db import open_catalogue
 from catalog.indexing import PaperIndexStatus, failures, indexing_progress, paper_status
+from indexing.contract import PdfJob
 from ingest import console as out
-from ingest.contract import PdfJob
+from retrieval.lexical import CORPORA, LexicalError, LexicalIndex
 from settings import Settings, get_settings
 
 if TYPE_CHECKING:
-    from ingest.enqueue import EnqueueReport
-    from ingest.worker import EmbeddedWorker, WorkerStats
+    from indexing.enqueue import EnqueueReport
+    from indexing.worker import EmbeddedWorker, WorkerStats
 
-# The indexing machinery (Chroma, onnxruntime, the parser) is imported inside the commands, so the
-# metadata commands of ``python -m ingest`` start as fast as before.
+# The indexing machinery (Chroma, onnxruntime, the parser) is imported inside the commands, so
+# ``status`` and ``--help`` start fast.
 
 
 def _catalogue() -> Engine:
-    settings = get_settings()
-    engine = make_engine(settings.database_url, echo=settings.database.database_echo)
-    migrate(engine)
-    return engine
+    return open_catalogue(get_settings())
 
 
 def _collection(settings: Settings) -> str:
-    from ingest.pipeline import index_name, make_embedder
+    from indexing.wiring import index_name, make_embedder
 
     return index_name(settings, make_embedder(settings))
 
@@ -73,12 +73,12 @@ def _report(report: EnqueueReport) -> None:
 def drain(settings: Settings, engine: Engine) -> WorkerStats | None:
     """Work the embedded queue until it is empty; None when another process holds the store (it
     does the work). With Redis nothing runs here."""
-    from ingest.pipeline import make_embedder, open_store
-    from ingest.worker import EmbeddedWorker
+    from indexing.wiring import make_embedder, open_store
+    from indexing.worker import EmbeddedWorker
     from retrieval.store import StoreLocked
 
     if settings.redis.redis_url:
-        out.console.print("jobs are on the Redis queue: `python -m ingest worker` processes work them")
+        out.console.print("jobs are on the Redis queue: `python -m indexing worker` processes work them")
         return None
     embedder = make_embedder(settings)
     try:
@@ -93,7 +93,7 @@ def drain(settings: Settings, engine: Engine) -> WorkerStats | None:
 
 
 def _run_with_bar(settings: Settings, engine: Engine, worker: EmbeddedWorker) -> WorkerStats:
-    from ingest.queue import EmbeddedQueue
+    from indexing.queue import EmbeddedQueue
 
     total = EmbeddedQueue(engine).pending()
     started = time.perf_counter()
@@ -113,7 +113,7 @@ def _run_with_bar(settings: Settings, engine: Engine, worker: EmbeddedWorker) ->
 
 def _exit_for(stats: WorkerStats | None) -> None:
     if stats is not None and stats.failed:
-        out.console.print(f"[red]{stats.failed} job(s) failed[/]; see `python -m ingest status`")
+        out.console.print(f"[red]{stats.failed} job(s) failed[/]; see `python -m indexing status`")
         sys.exit(1)
 
 
@@ -124,7 +124,7 @@ def _exit_for(stats: WorkerStats | None) -> None:
 def pdfs_command(paths: tuple[Path, ...], force: bool, no_wait: bool) -> None:
     """Index PDF files (or every PDF under a directory). A file named after its arXiv id
     (``1706.03762v7.pdf``) is matched to the catalogue; otherwise the PDF's stamp names it."""
-    from ingest.enqueue import enqueue_pdfs, jobs_for_files, make_queue, pdf_files
+    from indexing.enqueue import enqueue_pdfs, jobs_for_files, make_queue, pdf_files
 
     settings = get_settings()
     engine = _catalogue()
@@ -149,7 +149,7 @@ def pdfs_command(paths: tuple[Path, ...], force: bool, no_wait: bool) -> None:
 def fetch_command(ids: tuple[str, ...], force: bool, no_wait: bool) -> None:
     """Fetch PDFs from arXiv by id (``2401.01234``, ``2401.01234v2``, ``hep-th/9901001``) and index
     them; at most one request every 3 s."""
-    from ingest.enqueue import enqueue_pdfs, make_queue
+    from indexing.enqueue import enqueue_pdfs, make_queue
 
     jobs = []
     for raw in ids:
@@ -170,7 +170,7 @@ def fetch_command(ids: tuple[str, ...], force: bool, no_wait: bool) -> None:
 @click.option("--no-wait", is_flag=True, help="Only enqueue; do not run the worker here.")
 def abstracts_command(no_wait: bool) -> None:
     """Embed the title + abstract of every catalogue paper not yet in the vector index."""
-    from ingest.enqueue import enqueue_abstracts, make_queue
+    from indexing.enqueue import enqueue_abstracts, make_queue
 
     settings = get_settings()
     engine = _catalogue()
@@ -187,8 +187,9 @@ def abstracts_command(no_wait: bool) -> None:
 def worker_command(until_empty: bool) -> None:
     """Work the job queue: SAQ on Redis when WOVEPAPER_REDIS_URL is set, else the catalogue's
     queue (then this process must be the only one writing the embedded Chroma)."""
-    from ingest.pipeline import make_embedder, open_store
-    from ingest.worker import EmbeddedWorker, console_logging, run_saq_worker
+    from indexing.progress import console_logging
+    from indexing.wiring import make_embedder, open_store
+    from indexing.worker import EmbeddedWorker, run_saq_worker
     from retrieval.store import StoreError
 
     settings = get_settings()
@@ -216,7 +217,7 @@ def worker_command(until_empty: bool) -> None:
 def status_command(ids: tuple[str, ...], as_json: bool) -> None:
     """Per-paper full-text status (queued / running / done / failed: reason), or the overall
     indexing progress and the latest failures when no id is given."""
-    from ingest.worker import format_progress
+    from indexing.progress import format_progress
 
     settings = get_settings()
     engine = _catalogue()
@@ -269,7 +270,7 @@ def status_command(ids: tuple[str, ...], as_json: bool) -> None:
         out.console.print("[bold]latest failures[/]")
         _table(failed)
     if not settings.redis.redis_url:  # jobs that never reached a paper (an unidentifiable file …)
-        from ingest.queue import EmbeddedQueue
+        from indexing.queue import EmbeddedQueue
 
         known = {f"pdf:{r.arxiv_id}" for r in failed}
         for key, what, error in EmbeddedQueue(engine).failures(limit=10):
@@ -278,7 +279,7 @@ def status_command(ids: tuple[str, ...], as_json: bool) -> None:
 
 
 def _queue_counts(settings: Settings, engine: Engine) -> dict[str, int]:
-    from ingest.enqueue import make_queue
+    from indexing.enqueue import make_queue
 
     return make_queue(settings, engine).counts()
 
@@ -306,16 +307,19 @@ def _table(rows: Sequence[PaperIndexStatus]) -> None:
     out.console.print(table)
 
 
-COMMANDS = [pdfs_command, fetch_command, abstracts_command, worker_command, status_command]
-
-
-def queue_demo(engine: Engine, started_at: float | None) -> None:
-    """The demo's background work: the 35 PDFs first, then every catalogue abstract. Only enqueues:
-    the web app's worker does the work after the server is up (a later run skips what is done)."""
-    from ingest.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files, make_queue, pdf_files
-    from ingest.worker import record_first_run_start
+@click.command("demo")
+@click.option(
+    "--started-at", type=float, default=None, help="Epoch seconds `make run` started (to time the first run)."
+)
+def demo_command(started_at: float | None) -> None:
+    """Queue the demo's background work after ``python -m ingest demo`` imported its metadata: the
+    35 PDFs first, then every catalogue abstract. Only enqueues: the web app's worker does the work
+    after the server is up (a later run skips what is done)."""
+    from indexing.enqueue import enqueue_abstracts, enqueue_pdfs, jobs_for_files, make_queue, pdf_files
+    from indexing.progress import record_first_run_start
 
     settings = get_settings()
+    engine = _catalogue()
     if started_at is not None:
         record_first_run_start(settings.core.data_dir, started_at)
     collection = _collection(settings)
@@ -334,3 +338,36 @@ def queue_demo(engine: Engine, started_at: float | None) -> None:
             "The web app indexes these in the background once it is up: progress on this console "
             "and on the home page; search uses what is indexed so far."
         )
+
+
+@click.command("reindex-lexical")
+def reindex_lexical() -> None:
+    """Re-read every paper's title, abstract and authors from the catalogue and rebuild the BM25
+    index of papers and of full-text chunks now. Running web processes load the new index by
+    themselves; nothing needs a restart."""
+    settings = get_settings()
+    engine = _catalogue()
+    started = time.perf_counter()
+    try:
+        index = LexicalIndex.from_settings(settings)
+        summary = index.rebuild(engine)
+    except LexicalError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.dispose()
+    sizes = ", ".join(f"{corpus}: {index.document_count(corpus):,} documents" for corpus in CORPORA)
+    out.console.print(
+        f"lexical index rebuilt in {time.perf_counter() - started:.1f} s ({sizes}; "
+        f"{summary.changed:,} papers changed, {summary.removed:,} removed) at {index.root}"
+    )
+
+
+COMMANDS = [
+    pdfs_command,
+    fetch_command,
+    abstracts_command,
+    worker_command,
+    status_command,
+    demo_command,
+    reindex_lexical,
+]

@@ -7,6 +7,7 @@ running the same command again does nothing new.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -17,10 +18,10 @@ from sqlalchemy import Engine, select
 
 from catalog import arxiv_ids
 from catalog.models import Paper
-from ingest import status
-from ingest.contract import PdfJob
-from ingest.pipeline import abstract_buckets
-from ingest.queue import EmbeddedQueue, SaqQueue
+from indexing import status
+from indexing.contract import PdfJob
+from indexing.pipeline import abstract_buckets
+from indexing.queue import EmbeddedQueue, SaqQueue
 from settings import Settings
 
 Queue = EmbeddedQueue | SaqQueue
@@ -90,6 +91,26 @@ class EnqueueReport:
 
 
 def enqueue_pdfs(engine: Engine, queue: Queue, jobs: Sequence[PdfJob], *, collection: str) -> EnqueueReport:
+    report, to_queue = _mark_queued(engine, jobs, collection)
+    report.queued = queue.enqueue([job.spec() for job in to_queue])
+    return report
+
+
+async def enqueue_pdfs_async(
+    engine: Engine, queue: Queue, jobs: Sequence[PdfJob], *, collection: str
+) -> EnqueueReport:
+    """:func:`enqueue_pdfs` for an event loop (the web app): the catalogue writes run in a thread,
+    SAQ is awaited natively."""
+    report, to_queue = await asyncio.to_thread(_mark_queued, engine, jobs, collection)
+    report.queued = await queue.enqueue_async([job.spec() for job in to_queue])
+    return report
+
+
+def _mark_queued(
+    engine: Engine, jobs: Sequence[PdfJob], collection: str
+) -> tuple[EnqueueReport, list[PdfJob]]:
+    """Mark the known papers queued in the catalogue (the status source of truth) and return the
+    jobs to put on the queue."""
     report = EnqueueReport()
     ids = sorted({job.arxiv_id for job in jobs if job.arxiv_id})
     with engine.connect() as conn:
@@ -125,8 +146,7 @@ def enqueue_pdfs(engine: Engine, queue: Queue, jobs: Sequence[PdfJob], *, collec
         to_queue.append(job)
     if rows:
         status.mark_queued(engine, rows)
-    report.queued = queue.enqueue([job.spec() for job in to_queue])
-    return report
+    return report, to_queue
 
 
 def _same_file(job: PdfJob, sha256: str | None) -> bool:

@@ -2,7 +2,7 @@
 
 Everything here is idempotent: chunk ids are deterministic and the store replaces a paper's chunks
 as a set, so running a step twice (a redelivered job) leaves the same state as running it once.
-Per-paper status bookkeeping is the worker's (``ingest.worker``); this module does the work.
+Per-paper status bookkeeping is the runner's (``indexing.runner``); this module does the work.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from catalog import arxiv_ids
 from catalog.db import transaction
 from catalog.models import AbstractIndex, FullText, Paper, PaperCategory
 from catalog.text import clean_text, scrub
+from indexing.contract import AbstractsJob, PdfJob
 from ingest.chunking import chunk_paper
-from ingest.contract import AbstractsJob, PdfJob
 from ingest.fetch import Fetcher, FetchError, UrlPolicy, arxiv_limiter, pdf_url
 from ingest.importer import Importer
-from ingest.pdf import PARSER_VERSION, ParsedPdf, PdfLimits, PdfRejected, parse_pdf
+from ingest.pdf import ParsedPdf, PdfLimits, PdfRejected, parse_pdf
 from ingest.records import PaperRecord, Version
-from retrieval.embedder import Embedder, MiniLMEmbedder, OpenAIEmbedder
+from retrieval.embedder import Embedder
 from retrieval.lexical import LexicalIndex
-from retrieval.store import ChunkStore, MetaValue, collection_name, date_key
+from retrieval.store import ChunkStore, MetaValue, date_key
 from retrieval.types import Chunk
 from settings import Settings
 
@@ -48,44 +48,6 @@ class PermanentFailure(Exception):
 
 class Interrupted(Exception):
     """The worker is stopping; the job goes back to the queue without counting an attempt."""
-
-
-# -- construction from settings ----------------------------------------------------------------
-
-
-def make_embedder(settings: Settings) -> Embedder:
-    conf = settings.embedding
-    if conf.embedding_url:
-        return OpenAIEmbedder(
-            base_url=conf.embedding_url,
-            model=conf.embedding_model,
-            api_key=conf.embedding_api_key,
-            dim=conf.embedding_dimensions,
-            batch_size=conf.embedding_batch_size,
-        )
-    return MiniLMEmbedder(batch_size=conf.embedding_batch_size, threads=conf.embedding_threads)
-
-
-def chunking_signature(settings: Settings) -> dict[str, object]:
-    """The chunking settings that shape chunks (part of the collection name)."""
-    chunks = settings.chunks
-    return {name: getattr(chunks, name) for name in sorted(type(chunks).model_fields)}
-
-
-def index_name(settings: Settings, embedder: Embedder) -> str:
-    return collection_name(
-        embedder=embedder.name, chunking=chunking_signature(settings), parser_version=PARSER_VERSION
-    )
-
-
-def open_store(settings: Settings, embedder: Embedder | None = None) -> ChunkStore:
-    embedder = embedder or make_embedder(settings)
-    name = index_name(settings, embedder)
-    if settings.chroma.chroma_host:
-        return ChunkStore.server(
-            settings.chroma.chroma_host, settings.chroma.chroma_port, name=name, dim=embedder.dim
-        )
-    return ChunkStore.embedded(settings.chroma_path, name=name, dim=embedder.dim)
 
 
 def make_fetcher(settings: Settings, policy: UrlPolicy | None = None) -> Fetcher:

@@ -1,7 +1,6 @@
-"""The job contract between whoever enqueues work (CLI, web app) and the worker that does it.
-
-This is the only part of ``ingest`` the web app may import: job names and payloads, plus two entry
-points that load the worker lazily (the app never imports parsing or queue code at module level).
+"""The job contract between whoever enqueues work (CLI, web app) and the worker that does it: job
+kinds, payloads and the handle of a running worker. Nothing here imports the machinery; the web app
+gets that through ``indexing.wiring`` in its composition root.
 
 Jobs are idempotent (queues deliver at least once) and keyed: enqueuing a key that is already
 queued or running is a no-op, so enqueuing the same work twice never runs it twice at once.
@@ -13,14 +12,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-    from retrieval.embedder import Embedder
-    from retrieval.store import ChunkStore
-    from settings import Settings
+from typing import Any, Literal, Protocol
 
 JobKind = Literal["pdf", "abstracts"]
 PDF: JobKind = "pdf"
@@ -132,29 +124,3 @@ class WorkerHandle(Protocol):
 
     @property
     def alive(self) -> bool: ...
-
-
-def open_store(settings: Settings) -> ChunkStore:
-    """The chunk store for the configured Chroma and the current index (collection) name.
-
-    Embedded Chroma: takes the single-writer lock, raising ``retrieval.store.StoreLocked`` with the
-    holder's pid and command when another process has it."""
-    from ingest.pipeline import open_store as _open_store
-
-    return _open_store(settings)
-
-
-def make_embedder(settings: Settings) -> Embedder:
-    from ingest.pipeline import make_embedder as _make_embedder
-
-    return _make_embedder(settings)
-
-
-def start_embedded_worker(
-    settings: Settings, engine: Engine, store: ChunkStore, embedder: Embedder
-) -> WorkerHandle:
-    """Run the embedded-queue worker as a daemon thread of the calling process (the web app in
-    the embedded default), writing through the caller's already-locked ``store``."""
-    from ingest.worker import start_in_thread
-
-    return start_in_thread(settings, engine, store, embedder)

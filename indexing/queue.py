@@ -1,7 +1,7 @@
 """Job queues: the embedded one in the catalogue, and SAQ on Redis when scaled out (the only
 module that imports saq).
 
-Both deliver at least once; jobs are keyed and idempotent (see ``ingest.contract``).
+Both deliver at least once; jobs are keyed and idempotent (see ``indexing.contract``).
 
 **Embedded** (:class:`EmbeddedQueue`): rows of the ``jobs`` table. A claim takes the queued job with
 the lowest priority number whose ``run_after`` has passed, or a running job whose lease expired (its
@@ -32,8 +32,8 @@ from sqlalchemy.exc import IntegrityError
 
 from catalog.db import transaction
 from catalog.models import Job
-from ingest.contract import SAQ_FUNCTION, JobSpec
-from ingest.status import clean_reason
+from indexing.contract import SAQ_FUNCTION, JobSpec
+from indexing.status import clean_reason
 from settings import Settings
 
 log = logging.getLogger(__name__)
@@ -105,6 +105,10 @@ class EmbeddedQueue:
                         )
                     added += 1
         return added
+
+    async def enqueue_async(self, specs: Sequence[JobSpec]) -> int:
+        """:meth:`enqueue` for an event loop: the short write transaction runs in a thread."""
+        return await asyncio.to_thread(self.enqueue, specs)
 
     def claim(self, worker: str, *, lease: float, now: float | None = None) -> Claimed | None:
         stamp = time.time() if now is None else now
@@ -253,7 +257,8 @@ class SaqQueue:
         return SaqClientQueue.from_url(self.url, name=self.name)
 
     def enqueue(self, specs: Iterable[JobSpec]) -> int:
-        """Enqueue (synchronously); a key still queued or running in Redis is left alone."""
+        """Enqueue from synchronous code (the CLI); a key still queued or running in Redis is left
+        alone. Code on an event loop (the web app) awaits :meth:`enqueue_async` instead."""
         return asyncio.run(self.enqueue_async(list(specs)))
 
     async def enqueue_async(self, specs: Sequence[JobSpec], queue: SaqClientQueue | None = None) -> int:

@@ -1,0 +1,53 @@
+"""Building the indexing machinery from settings: the index name, the chunk store, and the
+embedded worker thread. The web app's composition root and the CLI use these; nothing else builds
+them, so every process agrees on which Chroma collection is current."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from indexing.contract import WorkerHandle
+from indexing.progress import console_logging
+from indexing.worker import EmbeddedWorker, ThreadHandle
+from ingest.pdf import PARSER_VERSION
+from retrieval.embedder import Embedder, make_embedder
+from retrieval.store import ChunkStore, collection_name
+from settings import Settings
+
+__all__ = ["index_name", "make_embedder", "open_store", "start_in_thread"]
+
+
+def chunking_signature(settings: Settings) -> dict[str, object]:
+    """The chunking settings that shape chunks (part of the collection name)."""
+    chunks = settings.chunks
+    return {name: getattr(chunks, name) for name in sorted(type(chunks).model_fields)}
+
+
+def index_name(settings: Settings, embedder: Embedder) -> str:
+    """The Chroma collection for this embedder, chunking and parser: a change to any of them builds
+    a new index instead of mixing vectors."""
+    return collection_name(
+        embedder=embedder.name, chunking=chunking_signature(settings), parser_version=PARSER_VERSION
+    )
+
+
+def open_store(settings: Settings, embedder: Embedder | None = None) -> ChunkStore:
+    """The chunk store for the configured Chroma and the current index. Embedded Chroma: takes the
+    single-writer lock, raising ``retrieval.store.StoreLocked`` (naming the holder) when another
+    process has it."""
+    embedder = embedder or make_embedder(settings)
+    name = index_name(settings, embedder)
+    if settings.chroma.chroma_host:
+        return ChunkStore.server(
+            settings.chroma.chroma_host, settings.chroma.chroma_port, name=name, dim=embedder.dim
+        )
+    return ChunkStore.embedded(settings.chroma_path, name=name, dim=embedder.dim)
+
+
+def start_in_thread(
+    settings: Settings, engine: Engine, store: ChunkStore, embedder: Embedder
+) -> WorkerHandle:
+    """Run the embedded-queue worker as a daemon thread of the calling process (the web app in the
+    embedded default), writing through the caller's already-locked ``store``."""
+    console_logging()
+    return ThreadHandle(EmbeddedWorker(settings, engine, store, embedder))
