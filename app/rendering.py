@@ -16,15 +16,12 @@ the builder runs in a worker thread, never on the event loop).
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -42,6 +39,7 @@ from sqlalchemy.orm import Session
 from app.negotiation import MD_SUFFIX_FLAG, Format, choose
 from app.site import Site
 from app.structured_data import JsonLd, graph
+from retrieval import tokens
 from settings import Settings
 
 MARKDOWN_MEDIA_TYPE = "text/markdown"
@@ -207,24 +205,11 @@ def environments(directory: Path, site: Site) -> tuple[Environment, Environment]
 # -- tokens ------------------------------------------------------------------------------------
 
 
-@cache
-def _encoding() -> Any:
-    """tiktoken's cl100k_base, read from llama-index-core's bundled copy (no download offline)."""
-    spec = find_spec("llama_index.core")
-    if spec and spec.submodule_search_locations:
-        bundled = Path(next(iter(spec.submodule_search_locations))) / "_static" / "tiktoken_cache"
-        if bundled.is_dir():
-            os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))
-    import tiktoken  # imported on first use: loading the encoding takes a moment
-
-    return tiktoken.get_encoding("cl100k_base")
-
-
 def count_tokens(text: str) -> int | None:
     """Tokens in ``text`` (cl100k_base), or None when the tokenizer cannot be loaded here."""
     try:
-        return len(_encoding().encode(text, disallowed_special=()))
-    except (OSError, ValueError, ImportError):
+        return tokens.count_tokens(text)
+    except (OSError, ValueError, tokens.TokenizerUnavailable):
         return None
 
 

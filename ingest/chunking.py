@@ -13,23 +13,18 @@ names the index).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
-from functools import cache
-from importlib.metadata import PackageNotFoundError, distribution
 from typing import TYPE_CHECKING
 
-import tiktoken
-
 from catalog.text import scrub
+from retrieval.tokens import encoding
 from retrieval.types import Chunk
 
 if TYPE_CHECKING:
     from ingest.pdf import ParsedPdf
     from settings import ChunkSettings
 
-ENCODING = "cl100k_base"
 METADATA_PARSER = "metadata"
 # A sentence ends at . ! ? (optionally closed by a quote or bracket) followed by a space and what
 # can start a sentence, but not after the abbreviations papers use before names and numbers. A
@@ -39,30 +34,6 @@ _SENTENCE_END = re.compile(
     "".join(f"(?<!{re.escape(a)})" for a in _ABBREVIATIONS)
     + r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[A-Z0-9\"'“‘(\[])"
 )
-
-
-class TokenizerUnavailable(RuntimeError):
-    """The offline cl100k_base file is missing: llama-index-core is not installed."""
-
-
-@cache
-def encoding() -> tiktoken.Encoding:
-    """cl100k_base from llama-index-core's bundled cache (same file and hash tiktoken expects)."""
-    if "TIKTOKEN_CACHE_DIR" not in os.environ:
-        try:
-            cache_dir = distribution("llama-index-core").locate_file(
-                "llama_index/core/_static/tiktoken_cache"
-            )
-        except PackageNotFoundError as error:
-            raise TokenizerUnavailable(
-                "llama-index-core (which ships the offline cl100k_base file) is not installed"
-            ) from error
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
-    return tiktoken.get_encoding(ENCODING)
-
-
-def count_tokens(text: str) -> int:
-    return len(encoding().encode(text, disallowed_special=()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,14 +70,10 @@ def main(argv: list[str]) -> int:
     # installed; this parser uses neither, so the child starts in ~0.2 s instead.
     sys.modules["pymupdf.layout"] = None  # type: ignore[assignment]
     sys.modules["pymupdf4llm"] = None  # type: ignore[assignment]
-    import pymupdf
-
     from ingest.pdf.document import PdfRejected
-    from ingest.pdf.extract import parse_document
+    from ingest.pdf.extract import parse_document, quiet_mupdf
 
-    pymupdf.TOOLS.mupdf_display_errors(False)
-    pymupdf.TOOLS.mupdf_display_warnings(False)
-    replies.write(encode({"ready": True, "pymupdf": pymupdf.__version__}))
+    replies.write(encode({"ready": True, "pymupdf": quiet_mupdf()}))
     replies.flush()
     requests = sys.stdin.buffer
     while True:

@@ -243,6 +243,14 @@ def _open(data: bytes, max_pages: int) -> pymupdf.Document:
     return doc
 
 
+def quiet_mupdf() -> str:
+    """Keep MuPDF's own warnings off stderr (every rejected PDF says why in its reply instead);
+    returns PyMuPDF's version."""
+    pymupdf.TOOLS.mupdf_display_errors(False)
+    pymupdf.TOOLS.mupdf_display_warnings(False)
+    return str(pymupdf.__version__)
+
+
 def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> dict[str, Any]:
     """Parse a whole document into the wire form ``ingest.pdf.document.parsed_from_wire`` reads."""
     doc = _open(data, max_pages)

@@ -9,8 +9,9 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from ingest.chunking import _sentences, chunk_paper, count_tokens, encoding
+from ingest.chunking import _sentences, chunk_paper
 from ingest.pdf import ParsedPdf, PdfMetadata, PdfPage
+from retrieval.tokens import count_tokens, encoding
 from settings import ChunkSettings, get_settings
 
 SETTINGS = ChunkSettings(chunk_tokens=60, chunk_overlap_tokens=20)  # sentences here are 15 tokens
