@@ -343,6 +343,12 @@ class SearchSettings(_Section):
     lexical_poll_seconds: float = Field(
         1.0, ge=0, description="How often a process looks on disk for a lexical index another process built."
     )
+    lexical_sync_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="How often the indexing worker brings the lexical index in line with the catalogue "
+        "(papers imported, changed or deleted by other processes).",
+    )
 
 
 class Settings:

@@ -45,6 +45,11 @@ DB_RETRY = 30.0  # seconds between attempts to reach an unreachable catalogue
 # -- the embedded worker -----------------------------------------------------------------------
 
 
+def catalogue_sync(settings: Settings, pipeline: Pipeline, engine: Engine) -> CatalogueSync:
+    """Start keeping the lexical index in step with the catalogue (one worker process at a time)."""
+    return CatalogueSync(pipeline.lexical, engine, interval=settings.search.lexical_sync_seconds).start()
+
+
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -115,7 +120,7 @@ class EmbeddedWorker:
         log.info("worker %s started (embedded queue, %s)", self.name, self.pipeline.store.where)
         # A long-running worker keeps the lexical index in step with the catalogue (metadata
         # imported by other processes); a drain that stops when the queue is empty does not.
-        sync = None if until_empty else CatalogueSync(self.pipeline.lexical, self.engine).start()
+        sync = None if until_empty else catalogue_sync(self.settings, self.pipeline, self.engine)
         try:
             self._loop(conf, until_empty)
         finally:
@@ -271,7 +276,7 @@ def run_saq_worker(
     log.info(
         "worker %s started (SAQ queue %r on %s, %s)", name, queue.name, settings.redis.redis_url, store.where
     )
-    sync = None if until_empty else CatalogueSync(pipeline.lexical, engine).start()
+    sync = None if until_empty else catalogue_sync(settings, pipeline, engine)
     try:
         queue.run_worker(
             handle,

@@ -73,6 +73,19 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
         engine.dispose()
 
 
+async def drop_saq_queue(name: str) -> None:
+    """Delete one test's SAQ keys (its own queue name), never anything else on the shared Redis."""
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(REDIS_TEST_URL)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"saq:*{name}*")]
+        if keys:
+            await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+
+
 @contextmanager
 def running_chroma(folder: Path) -> Iterator[tuple[tuple[str, int], subprocess.Popen[bytes]]]:
     """A real ``chroma run`` server on a free loopback port: ((host, port), its process). It ships

@@ -41,6 +41,7 @@ from ingest.enrich.ror import RorRecord, read_dump
 from ingest.enrich.stages import match_affiliations
 from ingest.importer import Importer
 from ingest.sources import kaggle, listings
+from retrieval.lexical import LexicalIndex
 from settings import Settings
 from tests.conftest import POSTGRES_ADMIN_URL
 
@@ -331,17 +332,20 @@ def built(
         engine = make_engine(url)
         migrate(engine)
         facts = build(engine, shared, work)
-        engine.dispose()
         settings = settings_for(
             url,
             {
                 "WOVEPAPER_DATA_DIR": str(work / "data"),
                 "WOVEPAPER_PUBLIC_URL": "https://wovepaper.test",
-                # No background indexing while pages are tested: it would embed the whole test catalogue.
+                # No background indexing while pages are tested: it would embed the whole test
+                # catalogue. Without a worker nothing syncs the lexical index with the catalogue,
+                # so it is built here, as `python -m indexing reindex-lexical` would.
                 "WOVEPAPER_WORKER_EMBEDDED": "false",
                 **(env or {}),
             },
         )
+        LexicalIndex.from_settings(settings).rebuild(engine)
+        engine.dispose()
         yield settings, facts
 
 

@@ -31,7 +31,7 @@ from indexing.enqueue import enqueue_pdfs, jobs_for_files, make_queue
 from indexing.queue import SaqQueue
 from indexing.wiring import make_embedder, open_store
 from settings import PROJECT_ROOT, Settings, get_settings
-from tests.conftest import REDIS_TEST_URL
+from tests.conftest import REDIS_TEST_URL, drop_saq_queue
 from tests.integration.indexing_peers import (
     EmbeddingServer,
     embedding_env,
@@ -264,24 +264,11 @@ def test_sigkill_on_saq_redis_postgres_and_a_chroma_server(
         assert queue.counts()["incomplete"] == 0
         check_outcome(engine, settings, good, bad)
     finally:
-        asyncio.run(_drop_queue(queue_name))
+        asyncio.run(drop_saq_queue(queue_name))
         store = open_store(settings, make_embedder(settings))
         store.client.delete_collection(store.name)
         store.close()
         engine.dispose()
-
-
-async def _drop_queue(name: str) -> None:
-    """Delete this test's keys (its own queue name), never anything else on the shared Redis."""
-    from redis.asyncio import Redis
-
-    redis = Redis.from_url(REDIS_TEST_URL)
-    try:
-        keys = [key async for key in redis.scan_iter(match=f"saq:*{name}*")]
-        if keys:
-            await redis.delete(*keys)
-    finally:
-        await redis.aclose()
 
 
 @pytest.mark.redis
@@ -317,7 +304,7 @@ def test_jobs_redis_lost_are_enqueued_again_from_the_catalogue(
         enqueue_pdfs(engine, queue, jobs, collection=collection)
         assert queue.counts()["queued"] == len(ids)
 
-        asyncio.run(_drop_queue(queue_name))  # what a restart without persistence leaves
+        asyncio.run(drop_saq_queue(queue_name))  # what a restart without persistence leaves
         assert queue.counts()["queued"] == 0
 
         worker = subprocess.run(
@@ -334,5 +321,5 @@ def test_jobs_redis_lost_are_enqueued_again_from_the_catalogue(
         with Session(engine) as session:
             assert set(session.scalars(select(FullText.status))) == {"done"}
     finally:
-        asyncio.run(_drop_queue(queue_name))
+        asyncio.run(drop_saq_queue(queue_name))
         engine.dispose()
