@@ -23,7 +23,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import fold
-from catalog.queries import Page, PaperSummary, authors_of, slugify
+from catalog.queries import Page, PaperSummary, authors_of, researcher_path, slugify
 
 # ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
 _ROR_ID = re.compile(r"^(?:https?://)?(?:www\.)?(?:ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})/?$", re.I)
@@ -206,7 +206,7 @@ class AffiliatedResearcher:
 
     @property
     def path(self) -> str:
-        return f"/researchers/{self.id}-{slugify(self.name)}"
+        return researcher_path(self.id, self.name)
 
 
 def institution_researchers(

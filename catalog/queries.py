@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Generic, TypeVar
 
+from anyascii import anyascii
 from sqlalchemy import ColumnElement, Select, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
@@ -42,8 +43,11 @@ MAX_NETWORK_AUTHORS = 50
 
 
 def slugify(text: str, limit: int = 80) -> str:
-    """``"Adam: A Method for Stochastic Optimization"`` → ``"adam-a-method-for-stochastic-optimization"``."""
-    slug = _SLUG.sub("-", fold(text)).strip("-")
+    """``"Adam: A Method for Stochastic Optimization"`` → ``"adam-a-method-for-stochastic-optimization"``.
+
+    Letters are transliterated, not dropped ("Łukasz" → "lukasz", "Zürich" → "zurich"); a stale slug
+    only costs a 301 to the canonical URL."""
+    slug = _SLUG.sub("-", anyascii(text).lower()).strip("-")
     return slug[:limit].rstrip("-") or "untitled"
 
 

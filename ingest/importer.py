@@ -248,7 +248,11 @@ class Importer:
 
     def _paper_row(self, record: PaperRecord) -> dict[str, object]:
         dates = sorted(v.submitted_at.date() for v in record.versions if v.submitted_at)
-        published = dates[0] if dates else None
+        # "First version" only when v1 itself is known: a source listing only v5 must not make
+        # v5's date look like the paper's first appearance.
+        published = next(
+            (v.submitted_at.date() for v in record.versions if v.number == 1 and v.submitted_at), None
+        )
         updated = dates[-1] if dates else None
         known = [d for d in (updated, record.announced_on) if d]
         now = self._batch_started  # one timestamp per batch: converted once for the whole batch

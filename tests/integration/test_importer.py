@@ -241,3 +241,17 @@ def test_demo_pdf_records_keep_affiliations(engine: Engine, shared_data: Path) -
             .all()
         )
     assert raws == ["University of Amsterdam, OpenAI", "University of Toronto"]
+
+
+def test_first_version_date_only_when_v1_is_known(engine: Engine, shared_data: Path, tmp_path: Path) -> None:
+    """The demo's Adam record lists only v9: its date is the latest version's, not the first's."""
+    adam = next(
+        line
+        for line in (shared_data / "pdfs" / "papers.jsonl").read_text().splitlines()
+        if '"1412.6980"' in line
+    )
+    Importer(engine, source="kaggle").run(kaggle.read(_write_jsonl(tmp_path / "adam.jsonl", [adam])))
+    with Session(engine) as s:
+        paper = s.execute(select(Paper).where(Paper.arxiv_id == "1412.6980")).scalar_one()
+        assert [v.version for v in paper.versions] == [9]
+        assert (paper.published_on, paper.updated_on) == (None, dt.date(2017, 1, 30))

@@ -1,0 +1,41 @@
+"""Canonical URLs: slugs transliterate letters instead of dropping them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from catalog.queries import paper_path, researcher_path, slugify
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        ("Łukasz Kaiser", "lukasz-kaiser"),
+        ("Christopher Ré", "christopher-re"),
+        ("ETH Zürich", "eth-zurich"),
+        ("Søren Hauberg", "soren-hauberg"),
+        ("Adam: A Method for Stochastic Optimization", "adam-a-method-for-stochastic-optimization"),
+        ("Θεόδωρος", "theodoros"),
+        ("?!", "untitled"),
+    ],
+)
+def test_slugs_transliterate(text: str, slug: str) -> None:
+    assert slugify(text) == slug
+
+
+def test_paths_use_the_slug() -> None:
+    assert researcher_path(7, "Łukasz Kaiser") == "/researchers/7-lukasz-kaiser"
+    assert (
+        paper_path("1706.03762", "Attention Is All You Need", 5)
+        == "/papers/1706.03762v5-attention-is-all-you-need"
+    )
+
+
+@given(st.text(max_size=300))
+def test_a_slug_is_url_safe_and_bounded(text: str) -> None:
+    slug = slugify(text)
+    assert slug and len(slug) <= 80
+    assert all(c.isascii() and (c.isalnum() or c == "-") for c in slug)
+    assert not slug.startswith("-") and not slug.endswith("-")
