@@ -5,6 +5,8 @@ WORKDIR /srv/wovepaper
 COPY pyproject.toml README.md LICENSE settings.py ./
 COPY app ./app
 COPY catalog ./catalog
+COPY coordination ./coordination
+COPY indexing ./indexing
 COPY ingest ./ingest
 COPY prompts ./prompts
 COPY retrieval ./retrieval

@@ -48,3 +48,16 @@ def test_compose_runs_commands_that_exist() -> None:
     assert modules == {"app", "indexing", "catalog"}
     for module in modules:
         assert (PROJECT_ROOT / module / "__main__.py").is_file()
+
+
+def test_the_image_and_the_wheel_hold_every_package() -> None:
+    """A package missing from the Dockerfile or the wheel would only fail in production."""
+    import tomllib
+
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    packages = {p.parent.name for p in PROJECT_ROOT.glob("*/__init__.py")} - {"tests", "benchmarks"}
+    assert set(wheel["packages"]) == packages
+    assert set(wheel["only-include"]) == packages | {"settings.py"}
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", (PROJECT_ROOT / "Dockerfile").read_text(), flags=re.M))
+    assert copied == packages
