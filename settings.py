@@ -87,40 +87,56 @@ class IngestSettings(_Section):
     import_batch_size: int = Field(1000, ge=1, description="Records written per catalogue transaction.")
 
 
-class HarvestSettings(_Section):
-    """The arXiv API and OAI-PMH harvesters. arXiv asks for at most one request every 3 s."""
+class ArxivSettings(_Section):
+    """Every request to arXiv: the API, OAI-PMH and PDF downloads. arXiv's terms ask for at most one
+    request every 3 s, so all three share one pace across every process of the deployment."""
 
-    harvest_arxiv_api_url: str = Field(
+    arxiv_api_url: str = Field(
         "https://export.arxiv.org/api/query", description="arXiv API query endpoint (Atom)."
     )
-    harvest_oai_pmh_url: str = Field(
+    arxiv_oai_pmh_url: str = Field(
         "https://oaipmh.arxiv.org/oai", description="arXiv OAI-PMH base URL (`metadataPrefix=arXiv`)."
     )
-    harvest_delay_seconds: float = Field(
-        3.0, ge=0, description="Least time between two requests to one host, across the process."
+    arxiv_interval_seconds: float = Field(
+        3.0,
+        ge=0,
+        description="Least time between the starts of two requests to arXiv (API, OAI-PMH and PDFs "
+        "together), across every process: kept on Redis when configured, else in `<data_dir>/pacing/`.",
     )
-    harvest_timeout_seconds: float = Field(30.0, gt=0, description="Seconds before one request times out.")
-    harvest_retries: int = Field(
-        4, ge=0, description="Retries of a request after 429, 5xx or a network error (exponential backoff)."
+    arxiv_timeout_seconds: float = Field(
+        30.0, gt=0, description="Seconds before a request to arXiv times out (connecting, or between bytes)."
     )
-    harvest_backoff_seconds: float = Field(
+    arxiv_retries: int = Field(
+        4,
+        ge=0,
+        le=10,
+        description="Retries of a request to arXiv after 408, 429, 5xx or a network error (exponential "
+        "backoff with jitter).",
+    )
+    arxiv_backoff_seconds: float = Field(
         2.0, ge=0, description="First backoff delay in seconds (doubles per retry; `Retry-After` wins)."
     )
-    harvest_max_wait_seconds: float = Field(
-        300.0, ge=0, description="Longest `Retry-After` honoured; a server asking for more fails the harvest."
+    arxiv_max_wait_seconds: float = Field(
+        300.0,
+        ge=0,
+        description="Longest `Retry-After` honoured; arXiv asking for more fails the request, saying so.",
     )
-    harvest_page_size: int = Field(
+    arxiv_page_size: int = Field(
         100, ge=1, le=2000, description="Results per arXiv API request (arXiv allows at most 2,000)."
     )
-    harvest_user_agent: str = Field(
-        "wovepaper/0.1 (metadata harvester)", description="User-Agent sent to arXiv."
+    arxiv_user_agent: str = Field(
+        "wovepaper/0.1 (+https://github.com/wovepaper)",
+        min_length=1,
+        description="User-Agent sent to arXiv (name a contact if you harvest a lot).",
     )
 
 
 class ParserSettings(_Section):
     """Limits of the sandboxed PDF parser; a PDF over any of them fails with the reason."""
 
-    pdf_max_bytes: int = Field(64 * 1024 * 1024, ge=1, description="Largest PDF parsed, in bytes.")
+    pdf_max_bytes: int = Field(
+        64 * 1024 * 1024, ge=1, description="Largest PDF downloaded or parsed, in bytes."
+    )
     pdf_max_pages: int = Field(500, ge=1, description="Most pages a parsed PDF may have.")
     pdf_max_chars_per_page: int = Field(
         100_000, ge=1, description="Most characters of text on one PDF page (a dense page has ~8,000)."
@@ -219,18 +235,6 @@ class WorkerSettings(_Section):
     worker_abstract_batch: int = Field(
         64, ge=1, le=2048, description="Papers per abstract-embedding job (title + abstract chunks)."
     )
-    fetch_min_interval_seconds: float = Field(
-        3.0,
-        ge=0,
-        description="Minimum time between two requests to arXiv across the process (arXiv's terms).",
-    )
-    fetch_max_bytes: int = Field(
-        64 * 1024 * 1024, ge=1024, description="Largest PDF download accepted; a larger one fails the job."
-    )
-    fetch_timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one download request.")
-    fetch_retries: int = Field(
-        3, ge=0, le=10, description="Retries of a download on 429, 5xx and network errors, with backoff."
-    )
 
 
 class EnrichmentSettings(_Section):
@@ -264,6 +268,12 @@ class EnrichmentSettings(_Section):
     )
     enrichment_backoff: float = Field(
         2.0, gt=0, description="First backoff delay in seconds (doubles per retry; `Retry-After` wins)."
+    )
+    enrichment_max_wait: float = Field(
+        120.0,
+        ge=0,
+        description="Longest `Retry-After` honoured; a service asking for more fails the request with "
+        "that reason.",
     )
     enrichment_refresh_days: int = Field(
         30, ge=0, description="`ingest enrich` looks a paper or researcher up again after this many days."
@@ -379,8 +389,8 @@ class Settings:
         return IngestSettings()
 
     @cached_property
-    def harvest(self) -> HarvestSettings:
-        return HarvestSettings()
+    def arxiv(self) -> ArxivSettings:
+        return ArxivSettings()
 
     @cached_property
     def parser(self) -> ParserSettings:
@@ -432,7 +442,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     PagesSettings,
     RedisSettings,
     IngestSettings,
-    HarvestSettings,
+    ArxivSettings,
     ParserSettings,
     ChunkSettings,
     EnrichmentSettings,

@@ -23,7 +23,8 @@ from catalog.models import AbstractIndex, FullText, Paper, PaperCategory
 from catalog.text import clean_text, scrub
 from indexing.contract import AbstractsJob, PdfJob
 from ingest.chunking import chunk_paper
-from ingest.fetch import Fetcher, FetchError, UrlPolicy, arxiv_limiter, pdf_url
+from ingest.fetch import PdfFetcher, pdf_url
+from ingest.http import HttpError
 from ingest.importer import Importer
 from ingest.pdf import ParsedPdf, PdfLimits, PdfRejected, parse_pdf
 from ingest.records import PaperRecord, Version
@@ -48,17 +49,6 @@ class PermanentFailure(Exception):
 
 class Interrupted(Exception):
     """The worker is stopping; the job goes back to the queue without counting an attempt."""
-
-
-def make_fetcher(settings: Settings, policy: UrlPolicy | None = None) -> Fetcher:
-    conf = settings.worker
-    return Fetcher(
-        policy=policy,
-        limiter=arxiv_limiter(conf.fetch_min_interval_seconds),
-        max_bytes=conf.fetch_max_bytes,
-        timeout=conf.fetch_timeout_seconds,
-        retries=conf.fetch_retries,
-    )
 
 
 # -- catalogue reads ---------------------------------------------------------------------------
@@ -167,7 +157,7 @@ class Pipeline:
         store: ChunkStore,
         embedder: Embedder,
         *,
-        fetcher: Fetcher | None = None,
+        fetcher: PdfFetcher | None = None,
         limits: PdfLimits | None = None,
         should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
@@ -183,9 +173,9 @@ class Pipeline:
         self.lexical = LexicalIndex.from_settings(settings)
 
     @property
-    def fetcher(self) -> Fetcher:
+    def fetcher(self) -> PdfFetcher:
         if self._fetcher is None:
-            self._fetcher = make_fetcher(self.settings)
+            self._fetcher = PdfFetcher.from_settings(self.settings)
         return self._fetcher
 
     def close(self) -> None:
@@ -223,7 +213,7 @@ class Pipeline:
             return self.fetcher.get(url), url
         except arxiv_ids.InvalidArxivId as exc:
             raise PermanentFailure(str(exc)) from exc
-        except FetchError as exc:
+        except HttpError as exc:
             if exc.retryable:
                 raise
             raise PermanentFailure(exc.reason) from exc

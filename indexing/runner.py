@@ -17,7 +17,6 @@ from sqlalchemy import Engine
 from indexing import status
 from indexing.contract import AbstractsJob, JobSpec, PdfJob
 from indexing.pipeline import Interrupted, PaperRow, PermanentFailure, Pipeline, load_papers
-from ingest.fetch import FetchError
 from retrieval.store import StoreError
 from settings import Settings
 
@@ -127,8 +126,6 @@ class JobRunner:
         except PermanentFailure as exc:
             return self._fail(paper, run_id, exc.reason)
         except Exception as exc:  # anything else may be transient: retry with backoff
-            if isinstance(exc, FetchError) and not exc.retryable:
-                return self._fail(paper, run_id, exc.reason)
             reason = describe(exc)
             log.warning("%s: attempt %d failed: %s", job.arxiv_id or job.path, attempt, reason, exc_info=True)
             if attempt >= self.max_attempts:

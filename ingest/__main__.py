@@ -18,11 +18,11 @@ from catalog import arxiv_ids
 from catalog.db import open_catalogue
 from ingest import console as out
 from ingest.enrich import commands as enrich_commands
+from ingest.http import HttpError
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
-from ingest.sources import kaggle, listings
+from ingest.sources import HarvestError, kaggle, listings
 from ingest.sources.arxiv_api import ArxivClient, SortBy
-from ingest.sources.harvest_http import HarvestError
 from ingest.sources.oai_pmh import Harvest, HarvestState, OaiPmhClient
 from settings import get_settings
 
@@ -67,7 +67,7 @@ def import_files(engine: Engine, reader: Reader, paths: Iterable[Path], source: 
     return total
 
 
-def _harvest_failed(exc: HarvestError) -> NoReturn:
+def _harvest_failed(exc: HarvestError | HttpError) -> NoReturn:
     out.console.print(f"[red]harvest stopped:[/] {exc}", highlight=False)
     out.console.print("Records imported before the error are kept; run the command again to continue.")
     sys.exit(1)
@@ -125,7 +125,8 @@ def kaggle_command(paths: tuple[Path, ...]) -> None:
 def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: int, sort_by: SortBy) -> None:
     """Import papers from the arXiv API by id (1706.03762, hep-th/9901001v2 …) or by --query.
 
-    At most one request every WOVEPAPER_HARVEST_DELAY_SECONDS (arXiv asks for 3 s)."""
+    At most one request to arXiv every WOVEPAPER_ARXIV_INTERVAL_SECONDS (3 s, as arXiv asks), shared
+    by every process."""
     if bool(ids) == bool(search_query):
         raise click.UsageError("give arXiv ids or --query (one of them)")
     for raw in ids:
@@ -134,7 +135,7 @@ def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: i
         except arxiv_ids.InvalidArxivId as exc:
             raise click.BadParameter(str(exc), param_hint="IDS") from None
     engine = catalogue()
-    with ArxivClient.from_settings(get_settings().harvest) as client:
+    with ArxivClient.from_settings(get_settings()) as client:
         if ids:
             feeds = client.fetch(ids)
             label, total = "arXiv API ids", len(set(ids))
@@ -151,7 +152,7 @@ def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: i
                 total=total,
                 batch_size=client.page_size,
             )
-        except HarvestError as exc:
+        except (HarvestError, HttpError) as exc:
             _harvest_failed(exc)
     _exit_for(summary)
 
@@ -171,7 +172,7 @@ def oai_command(from_: dt.datetime | None, until: dt.datetime | None, set_spec: 
     settings = get_settings()
     engine = catalogue()
     state = HarvestState(settings.core.data_dir / "harvest-state.json")
-    with OaiPmhClient.from_settings(settings.harvest) as client:
+    with OaiPmhClient.from_settings(settings) as client:
         harvest = Harvest(
             client,
             state,
@@ -187,7 +188,7 @@ def oai_command(from_: dt.datetime | None, until: dt.datetime | None, set_spec: 
         try:
             summary = import_records(engine, harvest.records(), label="OAI-PMH", source="oai-pmh")
             next_from = harvest.remember()
-        except HarvestError as exc:
+        except (HarvestError, HttpError) as exc:
             _harvest_failed(exc)
     if harvest.deleted:
         shown = ", ".join(d.arxiv_id for d in harvest.deleted[:10])

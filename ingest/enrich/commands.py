@@ -15,6 +15,7 @@ from catalog import arxiv_ids as arxiv_ids_module
 from catalog.db import open_catalogue
 from catalog.enrichment import OPENALEX, SEMANTIC_SCHOLAR
 from catalog.models import Institution, Paper
+from coordination.pacing import pacer
 from ingest import console as out
 from ingest.enrich.affiliations import AffiliationMatcher, LazyMatcher
 from ingest.enrich.institutions import import_ror
@@ -77,7 +78,8 @@ def enrich_command(
 
     Papers first (citation counts, author positions, identities, affiliations), then the profiles of
     the researchers those gave ids to (h-index, citations, works total, ORCID, institutions)."""
-    settings = get_settings().enrichment
+    everything = get_settings()
+    settings = everything.enrichment
     try:
         wanted = tuple(dict.fromkeys(arxiv_ids_module.canonical(i) for i in arxiv_ids))
     except ValueError as exc:
@@ -93,8 +95,10 @@ def enrich_command(
     sources = [OPENALEX, SEMANTIC_SCHOLAR] if source == "all" else [source]
     enricher = Enricher(
         engine,
-        openalex=OpenAlexClient(settings) if OPENALEX in sources else None,
-        semanticscholar=SemanticScholarClient(settings) if SEMANTIC_SCHOLAR in sources else None,
+        openalex=OpenAlexClient(settings, pacer(everything)) if OPENALEX in sources else None,
+        semanticscholar=(
+            SemanticScholarClient(settings, pacer(everything)) if SEMANTIC_SCHOLAR in sources else None
+        ),
         matcher=LazyMatcher(partial(_matcher, engine)),
         refresh_days=settings.enrichment_refresh_days if refresh_days is None else refresh_days,
     )

@@ -2,7 +2,7 @@
 (h-index, citations, works total, ORCID, affiliations) and institutions.
 
 Polite use: the contact e-mail goes out as ``mailto`` (OpenAlex's polite pool) and an API key as
-``api_key`` when configured; requests are rate limited and retried by :class:`PoliteClient`. Lists
+``api_key`` when configured; requests are paced and retried by :mod:`ingest.http`. Lists
 are asked for in batches of up to 50 ids with an OR filter (``doi:a|b|…``), so enriching 20,000 papers
 takes 400 requests rather than 20,000. Ids are kept short (``W2741809807``, ``A5023888391``).
 """
@@ -10,7 +10,8 @@ takes 400 requests rather than 20,000. Ids are kept short (``W2741809807``, ``A5
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +19,8 @@ from urllib.parse import quote
 from catalog import arxiv_ids
 from catalog.institutions import ror_id_of
 from catalog.text import clean_text
-from ingest.enrich.transport import PoliteClient
+from ingest.enrich.transport import JsonClient, politeness
+from ingest.http import Pacer
 from settings import EnrichmentSettings
 
 BATCH = 50  # OpenAlex accepts up to 50 values in one OR filter
@@ -196,15 +198,16 @@ def parse_author(obj: Mapping[str, Any]) -> Author:
 class OpenAlexClient:
     """The OpenAlex REST API."""
 
-    def __init__(self, settings: EnrichmentSettings, *, http: PoliteClient | None = None) -> None:
-        self.http = http or PoliteClient(
+    def __init__(
+        self, settings: EnrichmentSettings, pacer: Pacer, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.http = JsonClient(
             "OpenAlex",
             settings.openalex_base_url,
-            rate_limit=settings.openalex_rate_limit,
-            timeout=settings.enrichment_timeout,
-            max_retries=settings.enrichment_max_retries,
-            backoff=settings.enrichment_backoff,
+            politeness(settings, settings.openalex_rate_limit),
+            pacer,
             params={"mailto": settings.openalex_mailto, "api_key": settings.openalex_api_key},
+            sleep=sleep,
         )
 
     def close(self) -> None:

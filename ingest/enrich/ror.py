@@ -17,7 +17,8 @@ from typing import Any
 
 from catalog.institutions import ror_id_of
 from catalog.text import clean_text
-from ingest.enrich.transport import PoliteClient
+from ingest.enrich.transport import JsonClient, politeness
+from ingest.http import Pacer
 from ingest.records import RecordError
 from ingest.sources import open_text
 from settings import EnrichmentSettings
@@ -144,15 +145,13 @@ def read_dump(path: Path) -> Iterator[RorRecord | RecordError]:
 class RorClient:
     """The ROR REST API (v2). Optional ``Client-Id`` header from settings; polite rate limit."""
 
-    def __init__(self, settings: EnrichmentSettings, *, http: PoliteClient | None = None) -> None:
+    def __init__(self, settings: EnrichmentSettings, pacer: Pacer) -> None:
         headers = {"Client-Id": settings.ror_client_id} if settings.ror_client_id else {}
-        self.http = http or PoliteClient(
+        self.http = JsonClient(
             "ROR",
             settings.ror_base_url,
-            rate_limit=settings.ror_rate_limit,
-            timeout=settings.enrichment_timeout,
-            max_retries=settings.enrichment_max_retries,
-            backoff=settings.enrichment_backoff,
+            politeness(settings, settings.ror_rate_limit),
+            pacer,
             headers=headers,
         )
 

@@ -2,19 +2,21 @@
 (h-index, citations, paper count, ORCID / DBLP ids).
 
 Polite use: an API key goes in the ``x-api-key`` header when configured; without one the shared pool
-answers 429 often, which :class:`PoliteClient` backs off from. Papers and authors are fetched in
+answers 429 often, which :class:`~ingest.http.PoliteClient` backs off from. Papers and authors are fetched in
 batches (``POST /paper/batch``, up to 500 ids; ``POST /author/batch``, up to 1,000); the batch answer
 has one entry per id asked, ``null`` for an id S2 does not know. Lists page by ``offset``/``next``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.text import clean_text
-from ingest.enrich.transport import NotFound, PoliteClient
+from ingest.enrich.transport import JsonClient, NotFound, politeness
+from ingest.http import Pacer
 from settings import EnrichmentSettings
 
 PAPER_FIELDS = ("externalIds", "title", "citationCount", "authors")
@@ -101,16 +103,17 @@ def paper_key(arxiv_id: str | None = None, doi: str | None = None) -> str:
 class SemanticScholarClient:
     """The Semantic Scholar Graph API (v1)."""
 
-    def __init__(self, settings: EnrichmentSettings, *, http: PoliteClient | None = None) -> None:
+    def __init__(
+        self, settings: EnrichmentSettings, pacer: Pacer, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         key = settings.semantic_scholar_api_key
-        self.http = http or PoliteClient(
+        self.http = JsonClient(
             "Semantic Scholar",
             settings.semantic_scholar_base_url,
-            rate_limit=settings.semantic_scholar_rate_limit,
-            timeout=settings.enrichment_timeout,
-            max_retries=settings.enrichment_max_retries,
-            backoff=settings.enrichment_backoff,
+            politeness(settings, settings.semantic_scholar_rate_limit),
+            pacer,
             headers={"x-api-key": key} if key else None,
+            sleep=sleep,
         )
 
     def close(self) -> None:

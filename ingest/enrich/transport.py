@@ -1,28 +1,19 @@
-"""The polite HTTP client every enrichment source uses: one rate limit, retries, clear errors.
+"""JSON over HTTP to one enrichment service, through the one polite client (:mod:`ingest.http`).
 
-Politeness: requests to one service start at least ``1 / rate_limit`` seconds apart (across threads);
-a 429 or 5xx answer or a network error is retried up to ``max_retries`` times with exponential backoff
-plus jitter, and a ``Retry-After`` header is obeyed. What is left becomes one of the narrow errors
-below, each naming the service, the URL and what the service said.
+Each service keeps its own rate (``*_rate_limit`` requests per second, paced per host across every
+process); retries, ``Retry-After``, timeouts and size limits are :class:`~ingest.http.PoliteClient`'s.
+What is left becomes one of the narrow errors below, each naming the service, the URL and what the
+service said.
 """
 
 from __future__ import annotations
 
-import email.utils
-import logging
-import random
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import httpx
-
-log = logging.getLogger(__name__)
-
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-MAX_BACKOFF_SECONDS = 120.0
-USER_AGENT = "wovepaper/0.1 (+https://github.com/wovepaper; enrichment)"
+from ingest.http import HttpError, Pacer, PoliteClient, Politeness, Reply
+from settings import EnrichmentSettings
 
 
 class EnrichmentError(Exception):
@@ -53,42 +44,50 @@ class ServiceUnavailable(EnrichmentError):
     """5xx, a timeout or a network error after every retry."""
 
 
-class PoliteClient:
-    """JSON over HTTP to one service, rate limited and retried."""
+def politeness(settings: EnrichmentSettings, rate_limit: float) -> Politeness:
+    """The shared enrichment limits at one service's rate (requests per second)."""
+    return Politeness(
+        interval=1.0 / rate_limit,
+        timeout=settings.enrichment_timeout,
+        retries=settings.enrichment_max_retries,
+        backoff=settings.enrichment_backoff,
+        max_wait=settings.enrichment_max_wait,
+    )
+
+
+class JsonClient:
+    """One service's JSON API: decoded bodies of 2xx answers, narrow errors for the rest."""
 
     def __init__(
         self,
         service: str,
         base_url: str,
+        politeness: Politeness,
+        pacer: Pacer,
         *,
-        rate_limit: float,
-        timeout: float,
-        max_retries: int,
-        backoff: float,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.service = service
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self._interval = 1.0 / rate_limit
-        self._params = {k: v for k, v in (params or {}).items() if v}
-        self._sleep = sleep
-        self._lock = threading.Lock()
-        self._next_start = 0.0
-        self._http = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            timeout=httpx.Timeout(timeout),
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json", **(headers or {})},
-            follow_redirects=True,
+        self.http = PoliteClient(
+            politeness,
+            pacer,
+            base_url=base_url,
+            headers={"Accept": "application/json", **(headers or {})},
+            params=params,
+            sleep=sleep,
         )
-        self.requests = 0  # requests sent, retries included (for summaries and tests)
+
+    @property
+    def requests(self) -> int:
+        """Requests sent, retries included (for summaries and tests)."""
+        return self.http.requests
 
     def close(self) -> None:
-        self._http.close()
+        self.http.close()
 
-    def __enter__(self) -> PoliteClient:
+    def __enter__(self) -> JsonClient:
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -104,92 +103,42 @@ class PoliteClient:
         self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None
     ) -> Any:
         """The decoded JSON body of a 2xx answer, or one of the errors above."""
-        query = {**self._params, **{k: v for k, v in (params or {}).items() if v is not None}}
-        url = str(self._http.build_request(method, path, params=query).url)
-        attempt = 0
-        while True:
-            self._wait_turn()
-            self.requests += 1
-            try:
-                response = self._http.request(method, path, params=query, json=json)
-            except httpx.TransportError as exc:  # timeouts, refused connections, resets
-                if attempt >= self.max_retries:
-                    raise ServiceUnavailable(self.service, url, f"{type(exc).__name__}: {exc}") from exc
-                self._back_off(attempt, None, f"{type(exc).__name__}")
-                attempt += 1
-                continue
-            if response.is_success:
-                return self._decode(response, url)
-            status = response.status_code
-            if status in RETRY_STATUSES and attempt < self.max_retries:
-                self._back_off(attempt, response.headers.get("Retry-After"), str(status))
-                attempt += 1
-                continue
-            raise self._error(response, url)
-
-    # -- internals ------------------------------------------------------------------------------
-
-    def _wait_turn(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next_start)
-            self._next_start = start + self._interval
-        if start > now:
-            self._sleep(start - now)
-
-    def _back_off(self, attempt: int, retry_after: str | None, why: str) -> None:
-        delay = _retry_after_seconds(retry_after)
-        if delay is None:
-            delay = self.backoff * (2**attempt) * (1 + random.random() / 4)
-        delay = min(delay, MAX_BACKOFF_SECONDS)
-        log.info("%s: %s, retrying in %.1f s", self.service, why, delay)
-        self._sleep(delay)
-
-    def _decode(self, response: httpx.Response, url: str) -> Any:
         try:
-            return response.json()
-        except ValueError as exc:
-            raise ServiceUnavailable(
-                self.service, url, f"answer is not JSON: {response.text[:200]!r}", response.status_code
-            ) from exc
+            reply = self.http.request(method, path, params=params, json=json)
+        except HttpError as exc:
+            if exc.reply is None:  # no answer: a timeout, a network error, or an oversized body
+                raise ServiceUnavailable(self.service, exc.url, exc.detail, exc.status) from exc
+            raise self._error(exc.reply, exc.detail) from exc
+        if reply.ok:
+            try:
+                return reply.json()
+            except ValueError as exc:
+                raise ServiceUnavailable(
+                    self.service, reply.url, f"answer is not JSON: {reply.text[:200]!r}", reply.status
+                ) from exc
+        raise self._error(reply)
 
-    def _error(self, response: httpx.Response, url: str) -> EnrichmentError:
-        status = response.status_code
-        message = _message(response)
+    def _error(self, reply: Reply, detail: str = "") -> EnrichmentError:
+        status, url = reply.status, reply.url
+        message = "; ".join(m for m in (_message(reply), detail) if m)
         if status == 404:
             return NotFound(self.service, url, message or "not found", status)
         if status == 429:
             return RateLimited(self.service, url, message or "too many requests", status)
         if status >= 500:
             return ServiceUnavailable(self.service, url, message or "server error", status)
-        return RequestRejected(self.service, url, message or response.reason_phrase, status)
+        return RequestRejected(self.service, url, message or reply.reason, status)
 
 
-def _message(response: httpx.Response) -> str:
+def _message(reply: Reply) -> str:
     """What the service said: its JSON ``error`` / ``message`` / ``errors`` or the start of the body."""
     try:
-        body = response.json()
+        body = reply.json()
     except ValueError:
-        text = " ".join(response.text.split())
-        return text[:300]
+        return " ".join(reply.text.split())[:300]
     if isinstance(body, dict):
         for key in ("error", "message", "errors", "detail"):
             value = body.get(key)
             if value:
                 return "; ".join(map(str, value)) if isinstance(value, list) else str(value)
     return str(body)[:300]
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: either a number or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())

@@ -11,6 +11,11 @@ from typing import IO
 from ingest.records import BadRecord, PaperRecord, RecordError, read_jsonl_lines
 
 
+class HarvestError(RuntimeError):
+    """A harvest could not go on; the message says which request and why. (A request that failed
+    after its retries raises :class:`ingest.http.HttpError`.)"""
+
+
 @contextmanager
 def open_text(path: Path) -> Iterator[IO[str]]:
     """Open plain or gzipped text; undecodable bytes survive as surrogates that cleaning removes."""

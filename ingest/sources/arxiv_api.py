@@ -6,7 +6,7 @@ in the feed), authors in order with their ``arxiv:affiliation`` where given, cat
 primary first, DOI, journal reference and comments. An entry that cannot be read becomes a
 :class:`~ingest.records.RecordError` (its 1-based position in the result list); a request arXiv
 rejects (HTTP 400 with an Atom error entry, e.g. a malformed id) raises :class:`ArxivApiError` with
-arXiv's own message. Requests are paced and retried by :mod:`ingest.sources.harvest_http`.
+arXiv's own message. Requests are paced and retried by :mod:`ingest.http`.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from typing import Literal
 from xml.etree.ElementTree import Element, ParseError
 
-import httpx
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from catalog import arxiv_ids
 from catalog.text import clean_text
+from ingest.http import PoliteClient, Reply, arxiv_client
 from ingest.records import BadRecord, PaperRecord, RecordError, Version, make_record
-from ingest.sources.harvest_http import HarvestError, PoliteClient, Politeness
-from settings import HarvestSettings
+from ingest.sources import HarvestError
+from settings import Settings
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -36,6 +36,9 @@ _ERROR_ID = "arxiv.org/api/errors"
 SortBy = Literal["relevance", "lastUpdatedDate", "submittedDate"]
 SortOrder = Literal["ascending", "descending"]
 Item = PaperRecord | RecordError
+
+
+API_URL = "https://export.arxiv.org/api/query"
 
 
 class ArxivApiError(HarvestError):
@@ -173,29 +176,26 @@ def _local(tag: str) -> str:
 
 
 class ArxivClient:
-    """Queries the arXiv API, paced and retried (see :mod:`ingest.sources.harvest_http`)."""
+    """Queries the arXiv API through a client paced and retried as every arXiv request is
+    (:func:`ingest.http.arxiv_client`)."""
 
     def __init__(
         self,
+        http: PoliteClient,
         *,
         base_url: str = "https://export.arxiv.org/api/query",
-        politeness: Politeness | None = None,
         page_size: int = 100,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE_SIZE:
             raise ValueError(f"page_size must be between 1 and {MAX_PAGE_SIZE}, not {page_size}")
         self.base_url = base_url
         self.page_size = page_size
-        self._http = PoliteClient(politeness or Politeness(), transport=transport)
+        self._http = http
 
     @classmethod
-    def from_settings(cls, settings: HarvestSettings) -> ArxivClient:
-        return cls(
-            base_url=settings.harvest_arxiv_api_url,
-            politeness=Politeness.from_settings(settings),
-            page_size=settings.harvest_page_size,
-        )
+    def from_settings(cls, settings: Settings) -> ArxivClient:
+        conf = settings.arxiv
+        return cls(arxiv_client(settings), base_url=conf.arxiv_api_url, page_size=conf.arxiv_page_size)
 
     def close(self) -> None:
         self._http.close()
@@ -231,10 +231,10 @@ class ArxivClient:
             "max_results": str(max_results),
         }
         label = f"arXiv API ({'search ' + repr(search_query) if search_query else 'ids'}, start {start})"
-        response = self._http.get(self.base_url, params)
-        if response.status_code != httpx.codes.OK:
-            raise ArxivApiError(f"{label}: HTTP {response.status_code}: {_error_message(response)}")
-        return parse_feed(response.content, source=label)
+        reply = self._http.get(self.base_url, params)
+        if reply.status != 200:
+            raise ArxivApiError(f"{label}: HTTP {reply.status}: {_error_message(reply)}")
+        return parse_feed(reply.content, source=label)
 
     def fetch(self, ids: Iterable[str]) -> Iterator[Feed]:
         """Look papers up by id (any spelling ``catalog.arxiv_ids`` accepts, with or without ``vN``),
@@ -295,10 +295,10 @@ class ArxivClient:
                 return
 
 
-def _error_message(response: httpx.Response) -> str:
+def _error_message(reply: Reply) -> str:
     """arXiv's own words from an error response (an Atom error entry), else the status text."""
     try:
-        problems = _rejections(_feed(response.content, ""))
+        problems = _rejections(_feed(reply.content, ""))
     except ArxivApiError:
         problems = []
-    return "; ".join(problems) or response.reason_phrase or "unexpected response"
+    return "; ".join(problems) or reply.reason or "unexpected response"

@@ -3,7 +3,7 @@
 ``ListRecords`` with ``metadataPrefix=arXiv`` (optionally ``from``/``until`` days and a ``set`` such as
 ``cs`` or ``physics:hep-th``) is followed through its resumption tokens; ``noRecordsMatch`` is an
 empty harvest, every other OAI error code raises :class:`OaiPmhError` saying what it means, and
-a 503 with ``Retry-After`` (OAI-PMH flow control) is waited out by :mod:`ingest.sources.harvest_http`.
+a 503 with ``Retry-After`` (OAI-PMH flow control) is waited out by :mod:`ingest.http`.
 
 The ``arXiv`` format separates author names (keyname, forenames, suffix) and affiliations but
 carries no version numbers: only ``created`` (the first version's date) and ``updated`` (the latest
@@ -28,16 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree.ElementTree import Element, ParseError
 
-import httpx
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from catalog import arxiv_ids
 from catalog.names import from_parsed
 from catalog.text import clean_text
+from ingest.http import PoliteClient, arxiv_client
 from ingest.records import BadRecord, PaperRecord, RecordError, Version, make_record
-from ingest.sources.harvest_http import HarvestError, PoliteClient, Politeness
-from settings import HarvestSettings
+from ingest.sources import HarvestError
+from settings import Settings
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 ARXIV = "{http://arxiv.org/OAI/arXiv/}"
@@ -223,19 +223,13 @@ def _optional_int(element: Element | None, attribute: str) -> int | None:
 class OaiPmhClient:
     """``ListRecords`` against one OAI-PMH endpoint, paced and retried like every arXiv request."""
 
-    def __init__(
-        self,
-        *,
-        base_url: str = "https://oaipmh.arxiv.org/oai",
-        politeness: Politeness | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
+    def __init__(self, http: PoliteClient, *, base_url: str = "https://oaipmh.arxiv.org/oai") -> None:
         self.base_url = base_url
-        self._http = PoliteClient(politeness or Politeness(), transport=transport)
+        self._http = http
 
     @classmethod
-    def from_settings(cls, settings: HarvestSettings) -> OaiPmhClient:
-        return cls(base_url=settings.harvest_oai_pmh_url, politeness=Politeness.from_settings(settings))
+    def from_settings(cls, settings: Settings) -> OaiPmhClient:
+        return cls(arxiv_client(settings), base_url=settings.arxiv.arxiv_oai_pmh_url)
 
     def close(self) -> None:
         self._http.close()
@@ -266,10 +260,10 @@ class OaiPmhClient:
         page_number = 1
         while True:
             source = f"OAI-PMH {self.base_url} page {page_number}"
-            response = self._http.get(self.base_url, params)
-            if response.status_code != httpx.codes.OK and b"<OAI-PMH" not in response.content[:2048]:
-                raise OaiPmhError(f"HTTP {response.status_code}", response.reason_phrase, source)
-            page = parse_list_records(response.content, source=source)
+            reply = self._http.get(self.base_url, params)
+            if reply.status != 200 and b"<OAI-PMH" not in reply.content[:2048]:
+                raise OaiPmhError(f"HTTP {reply.status}", reply.reason, source)
+            page = parse_list_records(reply.content, source=source)
             yield page
             if not page.resumption_token:
                 return

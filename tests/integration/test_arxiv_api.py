@@ -14,7 +14,6 @@ import json
 import re
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -26,16 +25,17 @@ from sqlalchemy.orm import Session
 
 from catalog import arxiv_ids
 from catalog.models import Affiliation, Authorship, Paper
+from coordination.pacing import pacer
 from ingest.__main__ import cli
+from ingest.http import ARXIV, HttpError, PoliteClient, Politeness
 from ingest.importer import Importer
 from ingest.records import PaperRecord, RecordError
 from ingest.sources.arxiv_api import ArxivApiError, ArxivClient, Feed
-from ingest.sources.harvest_http import FetchFailed, Politeness, RequestGate
 from settings import get_settings
 from tests.integration.loopback_http import LoopbackServer, Reply, Request, serve
 
 Key = tuple[str, frozenset[tuple[str, str]]]
-FAST = Politeness(delay=0.0, timeout=5.0, retries=2, backoff=0.01, max_wait=5.0)
+FAST = Politeness(interval=0.0, timeout=5.0, retries=2, backoff=0.01, max_wait=5.0)
 
 
 class Recording:
@@ -100,7 +100,9 @@ def arxiv(recordings: dict[Key, Recording]) -> Iterator[LoopbackServer]:
 
 
 def _client(server: LoopbackServer, *, page_size: int = 100, politeness: Politeness = FAST) -> ArxivClient:
-    return ArxivClient(base_url=server.url + "/api/query", politeness=politeness, page_size=page_size)
+    """A client as production builds it, for this server (the pace kept in the test's data dir)."""
+    http = PoliteClient(politeness, pacer(get_settings()), pace_key=ARXIV)
+    return ArxivClient(http, base_url=server.url + "/api/query", page_size=page_size)
 
 
 def _records(feeds: Iterator[Feed]) -> list[PaperRecord]:
@@ -298,20 +300,6 @@ def test_an_empty_page_inside_the_results_is_asked_again(recordings: dict[Key, R
 # -- pacing and retries ---------------------------------------------------------------------------
 
 
-def test_the_gate_spaces_requests_from_the_end_of_the_last_one() -> None:
-    gate = RequestGate()
-    with gate.slot(0.2) as waited:
-        assert waited == 0.0
-        time.sleep(0.1)  # a slow request: the interval counts from its end
-    ended = time.monotonic()
-    with gate.slot(0.2) as waited:
-        assert time.monotonic() - ended >= 0.2
-        assert 0.0 < waited <= 0.2
-    time.sleep(0.2)
-    with gate.slot(0.2) as waited:
-        assert waited == 0.0
-
-
 def test_requests_are_spaced_across_clients_and_threads(recordings: dict[Key, Recording]) -> None:
     body = next(iter(recordings.values())).body
 
@@ -320,7 +308,7 @@ def test_requests_are_spaced_across_clients_and_threads(recordings: dict[Key, Re
 
     delay = 0.2
     with serve(slow) as server:
-        polite = Politeness(delay=delay, timeout=5.0, retries=0)
+        polite = Politeness(interval=delay, timeout=5.0, retries=0)
         clients = [_client(server, politeness=polite) for _ in range(3)]
 
         def work(client: ArxivClient) -> None:
@@ -345,7 +333,7 @@ def test_5xx_and_429_are_retried_with_backoff_and_retry_after(recordings: dict[K
     body = next(r for r in recordings.values() if r.params["id_list"] == "1605.08386").body
     answers = iter([Reply(503), Reply(502), Reply(429, headers={"Retry-After": "1"}), Reply(200, body)])
     with serve(lambda _r: next(answers)) as server:
-        polite = Politeness(delay=0.0, timeout=5.0, retries=3, backoff=0.05, max_wait=5.0)
+        polite = Politeness(interval=0.0, timeout=5.0, retries=3, backoff=0.05, max_wait=5.0)
         with _client(server, politeness=polite) as client:
             (record,) = _records(client.fetch(["1605.08386"]))
     assert record.arxiv_id == "1605.08386"
@@ -358,26 +346,27 @@ def test_5xx_and_429_are_retried_with_backoff_and_retry_after(recordings: dict[K
 
 def test_failures_that_persist_end_with_a_clear_error() -> None:
     with serve(lambda _r: Reply(500)) as server, _client(server) as client:
-        with pytest.raises(FetchFailed, match=r"HTTP 500 \(after 3 attempts\)"):
+        with pytest.raises(HttpError, match=r"HTTP 500 \(after 3 attempts\)"):
             client.query(id_list=["1605.08386"])
         assert len(server.requests) == 3
 
     with serve(lambda _r: Reply(503, headers={"Retry-After": "3600"})) as server, _client(server) as client:
-        with pytest.raises(FetchFailed, match="retry after 3600 s, longer than the 5 s we wait"):
+        with pytest.raises(HttpError, match="retry after 3600 s, longer than the 5 s we wait"):
             client.query(id_list=["1605.08386"])
         assert len(server.requests) == 1
 
-    slow = Politeness(delay=0.0, timeout=0.2, retries=1, backoff=0.01)
+    slow = Politeness(interval=0.0, timeout=0.2, retries=1, backoff=0.01)
     with serve(lambda _r: Reply(200, b"", delay=1.0)) as server, _client(server, politeness=slow) as client:
-        with pytest.raises(FetchFailed, match=r"ReadTimeout.*\(after 2 attempts\)"):
+        with pytest.raises(HttpError, match=r"ReadTimeout.*\(after 2 attempts\)"):
             client.query(id_list=["1605.08386"])
         assert len(server.requests) == 2
 
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    client = ArxivClient(base_url=f"http://127.0.0.1:{port}/api/query", politeness=FAST)
-    with pytest.raises(FetchFailed, match="ConnectError"):
+    http = PoliteClient(FAST, pacer(get_settings()), pace_key=ARXIV)
+    client = ArxivClient(http, base_url=f"http://127.0.0.1:{port}/api/query")
+    with pytest.raises(HttpError, match="ConnectError"):
         client.query(id_list=["1605.08386"])
 
 
@@ -432,9 +421,9 @@ def test_search_results_import_into_the_catalogue(engine: Engine, arxiv: Loopbac
 
 @pytest.fixture
 def arxiv_env(arxiv: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> LoopbackServer:
-    monkeypatch.setenv("WOVEPAPER_HARVEST_ARXIV_API_URL", arxiv.url + "/api/query")
-    monkeypatch.setenv("WOVEPAPER_HARVEST_DELAY_SECONDS", "0")
-    monkeypatch.setenv("WOVEPAPER_HARVEST_BACKOFF_SECONDS", "0.01")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_API_URL", arxiv.url + "/api/query")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_INTERVAL_SECONDS", "0")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_BACKOFF_SECONDS", "0.01")
     get_settings.cache_clear()
     return arxiv
 
@@ -447,7 +436,7 @@ def test_the_arxiv_command_imports_ids_and_searches(
     assert result.exit_code == 0, result.output
     assert "3 added, 0 updated, 0 unchanged, 0 failed" in result.output
 
-    monkeypatch.setenv("WOVEPAPER_HARVEST_PAGE_SIZE", "10")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_PAGE_SIZE", "10")
     get_settings.cache_clear()
     result = runner.invoke(cli, ["arxiv", "--query", "testing", "--max", "30"])
     assert result.exit_code == 0, result.output
@@ -468,8 +457,8 @@ def test_the_arxiv_command_refuses_bad_input(arxiv_env: LoopbackServer) -> None:
 def test_the_arxiv_command_keeps_what_it_got_when_arxiv_fails(
     arxiv_env: LoopbackServer, recordings: dict[Key, Recording], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("WOVEPAPER_HARVEST_PAGE_SIZE", "10")
-    monkeypatch.setenv("WOVEPAPER_HARVEST_RETRIES", "1")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_PAGE_SIZE", "10")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_RETRIES", "1")
     get_settings.cache_clear()
     replay = _replay(recordings)
     arxiv_env.set_handler(lambda r: Reply(503) if r.query.get("start") == "20" else replay(r))

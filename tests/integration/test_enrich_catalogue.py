@@ -39,6 +39,7 @@ from catalog.models import (
     Researcher,
     ResearcherInstitution,
 )
+from coordination.pacing import pacer
 from ingest.enrich.affiliations import AffiliationMatcher
 from ingest.enrich.institutions import import_ror
 from ingest.enrich.merge import AuthorFacts, Merger, ProfileFacts, WorkFacts
@@ -232,8 +233,8 @@ def _enricher(engine: Engine, peers: tuple[Peer, Peer], refresh_days: int = 30) 
         matcher = AffiliationMatcher.from_catalogue(conn)
     return Enricher(
         engine,
-        openalex=OpenAlexClient(settings),
-        semanticscholar=SemanticScholarClient(settings),
+        openalex=OpenAlexClient(settings, pacer(get_settings())),
+        semanticscholar=SemanticScholarClient(settings, pacer(get_settings())),
         matcher=matcher,
         refresh_days=refresh_days,
         batch_size=20,

@@ -13,18 +13,20 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
+from coordination.pacing import pacer
 from ingest.enrich.openalex import OpenAlexClient
 from ingest.enrich.ror import RorClient, read_dump
 from ingest.enrich.semanticscholar import SemanticScholarClient
 from ingest.enrich.transport import (
+    JsonClient,
     NotFound,
-    PoliteClient,
     RateLimited,
     RequestRejected,
     ServiceUnavailable,
 )
+from ingest.http import Politeness
 from ingest.records import RecordError
-from settings import EnrichmentSettings
+from settings import EnrichmentSettings, get_settings
 from tests.integration.enrichment_peers import (
     OpenAlexObjects,
     Peer,
@@ -68,7 +70,8 @@ def s2_peer(shared_data: Path) -> Iterator[Peer]:
 @pytest.fixture
 def s2(s2_peer: Peer) -> Iterator[SemanticScholarClient]:
     client = SemanticScholarClient(
-        _settings(semantic_scholar_base_url=s2_peer.url + "/graph/v1", semantic_scholar_api_key="test-key")
+        _settings(semantic_scholar_base_url=s2_peer.url + "/graph/v1", semantic_scholar_api_key="test-key"),
+        pacer(get_settings()),
     )
     yield client
     client.close()
@@ -164,16 +167,10 @@ def test_s2_errors_are_narrow_and_say_why(
 
 def test_retries_429_and_5xx_then_gives_up(s2_peer: Peer) -> None:
     delays: list[float] = []
-    http = PoliteClient(
-        "Semantic Scholar",
-        s2_peer.url + "/graph/v1",
-        rate_limit=1000,
-        timeout=5,
-        max_retries=2,
-        backoff=0.5,
-        sleep=delays.append,
+    settings = _settings(
+        semantic_scholar_base_url=s2_peer.url + "/graph/v1", enrichment_max_retries=2, enrichment_backoff=0.5
     )
-    client = SemanticScholarClient(_settings(), http=http)
+    client = SemanticScholarClient(settings, pacer(get_settings()), sleep=delays.append)
     s2_peer.fail_next(1, 429, {"Retry-After": "7"})
     s2_peer.fail_next(1, 503)
     assert client.author("2262347", fields=["name"]).name == "A. Turing"
@@ -194,9 +191,8 @@ def test_timeouts_become_service_unavailable() -> None:
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts connections, never answers
     port = silent.getsockname()[1]
-    http = PoliteClient(
-        "OpenAlex", f"http://127.0.0.1:{port}", rate_limit=1000, timeout=0.2, max_retries=1, backoff=0.01
-    )
+    polite = Politeness(interval=0.001, timeout=0.2, retries=1, backoff=0.01)
+    http = JsonClient("OpenAlex", f"http://127.0.0.1:{port}", polite, pacer(get_settings()))
     started = time.perf_counter()
     with pytest.raises(ServiceUnavailable, match="Timeout"):
         http.get("/works/W1")
@@ -206,7 +202,8 @@ def test_timeouts_become_service_unavailable() -> None:
 
 
 def test_rate_limit_spaces_requests(s2_peer: Peer) -> None:
-    http = PoliteClient("S2", s2_peer.url + "/graph/v1", rate_limit=20, timeout=5, max_retries=0, backoff=1)
+    polite = Politeness(interval=1 / 20, timeout=5, retries=0, backoff=1)
+    http = JsonClient("S2", s2_peer.url + "/graph/v1", polite, pacer(get_settings()))
     started = time.perf_counter()
     for _ in range(6):
         http.get("/author/2262347", {"fields": "name"})
@@ -233,7 +230,8 @@ def openalex(openalex_peer: Peer) -> Iterator[OpenAlexClient]:
     client = OpenAlexClient(
         _settings(
             openalex_base_url=openalex_peer.url, openalex_mailto="team@example.org", openalex_api_key="k1"
-        )
+        ),
+        pacer(get_settings()),
     )
     yield client
     client.close()
@@ -303,7 +301,9 @@ def ror_peer(shared_data: Path) -> Iterator[Peer]:
 
 
 def test_ror_client(ror_peer: Peer) -> None:
-    client = RorClient(_settings(ror_base_url=ror_peer.url + "/v2", ror_client_id="client-1"))
+    client = RorClient(
+        _settings(ror_base_url=ror_peer.url + "/v2", ror_client_id="client-1"), pacer(get_settings())
+    )
     stanford = client.organization("https://ror.org/00f54p054")
     assert (stanford.name, stanford.country_code, stanford.status) == ("Stanford University", "US", "active")
     assert "SU" in stanford.acronyms and stanford.website

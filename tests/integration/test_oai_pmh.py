@@ -26,10 +26,11 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from catalog.models import Affiliation, Paper
+from coordination.pacing import pacer
 from ingest.__main__ import cli
+from ingest.http import ARXIV, HttpError, PoliteClient, Politeness
 from ingest.importer import Importer
 from ingest.records import PaperRecord, RecordError
-from ingest.sources.harvest_http import FetchFailed, Politeness
 from ingest.sources.oai_pmh import (
     Deleted,
     Harvest,
@@ -41,7 +42,7 @@ from ingest.sources.oai_pmh import (
 from settings import get_settings
 from tests.integration.loopback_http import LoopbackServer, Reply, Request, serve
 
-FAST = Politeness(delay=0.0, timeout=5.0, retries=2, backoff=0.01, max_wait=5.0)
+FAST = Politeness(interval=0.0, timeout=5.0, retries=2, backoff=0.01, max_wait=5.0)
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 AFFILIATIONS = {
     "Balázs": ["Argonne National Laboratory"],
@@ -245,7 +246,9 @@ def _fixed(reply: Reply, _request: Request) -> Reply:
 
 
 def _client(server: LoopbackServer, politeness: Politeness = FAST) -> OaiPmhClient:
-    return OaiPmhClient(base_url=server.url + "/oai", politeness=politeness)
+    """A client as production builds it, for this server (the pace kept in the test's data dir)."""
+    http = PoliteClient(politeness, pacer(get_settings()), pace_key=ARXIV)
+    return OaiPmhClient(http, base_url=server.url + "/oai")
 
 
 def _flat(pages: Iterator[object]) -> list[object]:
@@ -391,8 +394,8 @@ def test_flow_control_503_retry_after_is_waited_out(oai: LoopbackServer, reposit
 
     repository.throttle = set(range(1, 100))
     with (
-        _client(oai, Politeness(delay=0, retries=1, backoff=0.01, max_wait=0.5)) as client,
-        pytest.raises(FetchFailed, match=r"retry after 1 s, longer than the 0\.5 s we wait"),
+        _client(oai, Politeness(interval=0, retries=1, backoff=0.01, max_wait=0.5)) as client,
+        pytest.raises(HttpError, match=r"retry after 1 s, longer than the 0\.5 s we wait"),
     ):
         list(client.list_records())
 
@@ -480,9 +483,9 @@ def test_a_harvest_that_fails_leaves_its_state(
     state = HarvestState(tmp_path / "state.json")
     state.remember(HarvestState.key(oai.url + "/oai", None), dt.date(2007, 1, 1), records=0)
     repository.throttle = set(range(3, 100))  # fails from the second page on
-    with _client(oai, Politeness(delay=0, retries=1, backoff=0.01, max_wait=5)) as client:
+    with _client(oai, Politeness(interval=0, retries=1, backoff=0.01, max_wait=5)) as client:
         harvest = Harvest(client, state)
-        with pytest.raises(FetchFailed):
+        with pytest.raises(HttpError):
             list(harvest.records())
         with pytest.raises(Exception, match="did not finish"):
             harvest.remember()
@@ -498,9 +501,9 @@ def test_a_harvest_that_fails_leaves_its_state(
 
 @pytest.fixture
 def oai_env(oai: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> LoopbackServer:
-    monkeypatch.setenv("WOVEPAPER_HARVEST_OAI_PMH_URL", oai.url + "/oai")
-    monkeypatch.setenv("WOVEPAPER_HARVEST_DELAY_SECONDS", "0")
-    monkeypatch.setenv("WOVEPAPER_HARVEST_BACKOFF_SECONDS", "0.01")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_OAI_PMH_URL", oai.url + "/oai")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_INTERVAL_SECONDS", "0")
+    monkeypatch.setenv("WOVEPAPER_ARXIV_BACKOFF_SECONDS", "0.01")
     get_settings.cache_clear()
     return oai
 

@@ -24,7 +24,8 @@ from indexing.pipeline import Pipeline
 from indexing.queue import EmbeddedQueue
 from indexing.wiring import make_embedder, open_store
 from indexing.worker import EmbeddedWorker, WorkerStats
-from ingest.fetch import Fetcher, RateLimiter, UrlPolicy
+from ingest.fetch import PdfFetcher
+from ingest.http import UrlPolicy
 from retrieval.store import ChunkStore
 from settings import Settings, get_settings
 from tests.integration.indexing_peers import (
@@ -345,7 +346,7 @@ def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
     """``fetch``: arXiv cannot be reached from here, so an httpx transport stands in for it; the
     URLs, the production policy (https, arXiv hosts, public addresses, every redirect re-checked)
     and the rest of the pipeline are real."""
-    h = harness()
+    h = harness(WOVEPAPER_ARXIV_INTERVAL_SECONDS="0.2")  # paced as in production, only faster
     import_papers(h.engine, ["2407.00001", "2407.00002", "2407.00003"])
     pdf = text_pdf([paper_text("2407.00001", 12)])
     asked: list[str] = []
@@ -360,10 +361,9 @@ def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
             return httpx.Response(302, headers={"Location": "https://169.254.169.254/latest/meta-data/"})
         return httpx.Response(404, text="not found")
 
-    fetcher = Fetcher(
+    fetcher = PdfFetcher.from_settings(
+        h.settings,
         policy=UrlPolicy(resolver=lambda _host, _port: ["151.101.67.42"]),  # DNS, as arXiv answers it
-        limiter=RateLimiter(0.0),
-        max_bytes=1 << 22,
         transport=httpx.MockTransport(arxiv),
     )
     pipeline = Pipeline(h.settings, h.engine, h.store, h.embedder, fetcher=fetcher)

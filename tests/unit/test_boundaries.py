@@ -44,6 +44,9 @@ OWNERS = {
     "feedgen": ("app.controllers.agents", "app.agents"),
     "alembic": ("catalog",),
     "defusedxml": ("ingest.sources.arxiv_api", "ingest.sources.oai_pmh"),  # untrusted XML
+    # Outbound HTTP; the store only names httpx's errors for a Chroma server that went away.
+    "httpx": ("ingest.http", "retrieval.store"),
+    "httpcore": ("ingest.http",),
 }
 # Which of our packages each package may import (besides itself and ``settings``).
 MAY_IMPORT = {

@@ -1,6 +1,7 @@
-"""The fetcher against a real HTTP server on loopback. The policy is widened explicitly to allow
-this server (http, 127.0.0.1/localhost, any port) and nothing else, so every redirect is still
-re-checked against it; the production policy itself is tested in test_fetch_policy.py."""
+"""The PDF fetcher (and so the polite client under it) against a real HTTP server on loopback. The
+policy is widened explicitly to allow this server (http, 127.0.0.1/localhost, any port) and nothing
+else, so every redirect is still re-checked against it; the production policy itself is tested in
+test_fetch_policy.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ingest.fetch import Fetcher, FetchError, FetchRefused, RateLimiter, UrlPolicy
+from coordination.pacing import pacer
+from ingest.fetch import PdfFetcher
+from ingest.http import ARXIV, HttpError, PoliteClient, Politeness, Refused, UrlPolicy
+from settings import get_settings
 
 PDF = b"%PDF-1.7\n" + b"0" * 5000 + b"\n%%EOF\n"
 Answer = tuple[int, dict[str, str], bytes]
@@ -75,15 +79,9 @@ LOOPBACK = UrlPolicy(
 
 def fetcher(
     *, interval: float = 0.0, max_bytes: int = 1 << 20, retries: int = 2, policy: UrlPolicy = LOOPBACK
-) -> Fetcher:
-    return Fetcher(
-        policy=policy,
-        limiter=RateLimiter(interval),
-        max_bytes=max_bytes,
-        retries=retries,
-        backoff=0.05,
-        timeout=5,
-    )
+) -> PdfFetcher:
+    polite = Politeness(interval=interval, max_bytes=max_bytes, retries=retries, backoff=0.05, timeout=5)
+    return PdfFetcher(PoliteClient(polite, pacer(get_settings()), pace_key=ARXIV, policy=policy))
 
 
 def test_a_pdf_is_downloaded(server: Server) -> None:
@@ -114,7 +112,7 @@ def test_a_redirect_outside_the_policy_is_refused_before_it_is_followed(
     server: Server, location: str, why: str
 ) -> None:
     server.routes["/start"] = lambda: (302, {"Location": location}, b"")
-    with fetcher() as f, pytest.raises(FetchRefused, match=why) as refused:
+    with fetcher() as f, pytest.raises(Refused, match=why) as refused:
         f.get(server.url("/start"))
     assert not refused.value.retryable
     assert [path for path, _ in server.hits] == ["/start"]
@@ -122,39 +120,39 @@ def test_a_redirect_outside_the_policy_is_refused_before_it_is_followed(
 
 def test_the_production_policy_refuses_this_server_without_a_request(server: Server) -> None:
     server.routes["/pdf"] = lambda: (200, {}, PDF)
-    with fetcher(policy=UrlPolicy()) as f, pytest.raises(FetchRefused):
+    with fetcher(policy=UrlPolicy()) as f, pytest.raises(Refused):
         f.get(server.url("/pdf"))
     assert server.hits == []
 
 
 def test_redirect_loops_end(server: Server) -> None:
     server.routes["/loop"] = lambda: (302, {"Location": "/loop"}, b"")
-    with fetcher() as f, pytest.raises(FetchRefused, match="more than 5 redirects"):
+    with fetcher() as f, pytest.raises(Refused, match="more than 5 redirects"):
         f.get(server.url("/loop"))
     assert len(server.hits) == 6
 
 
 def test_declared_size_over_the_cap_is_refused(server: Server) -> None:
     server.routes["/big"] = lambda: (200, {}, PDF * 10)
-    with fetcher(max_bytes=len(PDF) * 5) as f, pytest.raises(FetchError, match="limit") as error:
+    with fetcher(max_bytes=len(PDF) * 5) as f, pytest.raises(HttpError, match="limit") as error:
         f.get(server.url("/big"))
     assert not error.value.retryable
 
 
 def test_streamed_size_over_the_cap_is_refused(server: Server) -> None:
     server.routes["/chunked"] = lambda: (200, {"Transfer-Encoding": "chunked"}, PDF * 10)
-    with fetcher(max_bytes=len(PDF) * 5) as f, pytest.raises(FetchError, match="more than the"):
+    with fetcher(max_bytes=len(PDF) * 5) as f, pytest.raises(HttpError, match="more than the"):
         f.get(server.url("/chunked"))
 
 
 def test_an_html_page_is_not_a_pdf(server: Server) -> None:
     server.routes["/html"] = lambda: (200, {"Content-Type": "text/html"}, b"<html>not here</html>")
-    with fetcher() as f, pytest.raises(FetchError, match="not a PDF"):
+    with fetcher() as f, pytest.raises(HttpError, match="not a PDF"):
         f.get(server.url("/html"))
 
 
 def test_not_found_is_not_retried(server: Server) -> None:
-    with fetcher() as f, pytest.raises(FetchError, match="HTTP 404") as error:
+    with fetcher() as f, pytest.raises(HttpError, match="HTTP 404") as error:
         f.get(server.url("/missing"))
     assert not error.value.retryable and len(server.hits) == 1
 
@@ -174,7 +172,7 @@ def test_server_errors_are_retried_with_backoff_within_the_rate_limit(server: Se
 
 def test_retries_give_up_with_the_last_reason(server: Server) -> None:
     server.routes["/down"] = lambda: (503, {}, b"down")
-    with fetcher(retries=2) as f, pytest.raises(FetchError, match="HTTP 503") as error:
+    with fetcher(retries=2) as f, pytest.raises(HttpError, match="HTTP 503") as error:
         f.get(server.url("/down"))
     assert error.value.retryable and len(server.hits) == 3
 
@@ -186,3 +184,35 @@ def test_retry_after_is_honoured(server: Server) -> None:
         assert f.get(server.url("/polite")) == PDF
     (_, first), (_, second) = server.hits
     assert second - first >= 0.95
+
+
+def test_the_connection_goes_to_the_address_the_policy_checked(server: Server) -> None:
+    """The name is resolved by the policy's resolver at connect time too, and the connection goes
+    to that address: here "arxiv.org" answers with this loopback server."""
+    server.routes["/pdf/1"] = lambda: (200, {}, PDF)
+    policy = UrlPolicy(
+        hosts=frozenset({"arxiv.org"}),
+        schemes=frozenset({"http"}),
+        ports=None,
+        allow_private=True,
+        resolver=lambda _host, _port: ["127.0.0.1"],
+    )
+    with fetcher(policy=policy) as f:
+        assert f.get(f"http://arxiv.org:{server.port}/pdf/1") == PDF
+    assert [path for path, _ in server.hits] == ["/pdf/1"]
+
+
+def test_a_dns_answer_that_changes_after_the_check_is_refused_at_connect(server: Server) -> None:
+    """DNS rebinding: the first answer (checked before the request) is public, the one at connect
+    time is loopback. The connect-time check refuses it; nothing reaches the server."""
+    server.routes["/pdf/1"] = lambda: (200, {}, PDF)
+    answers = iter([["151.101.67.42"], ["127.0.0.1"]])
+    policy = UrlPolicy(
+        hosts=frozenset({"arxiv.org"}),
+        schemes=frozenset({"http"}),
+        ports=None,
+        resolver=lambda _host, _port: next(answers),
+    )
+    with fetcher(policy=policy) as f, pytest.raises(Refused, match=r"non-public address 127\.0\.0\.1"):
+        f.get(f"http://arxiv.org:{server.port}/pdf/1")
+    assert server.hits == []

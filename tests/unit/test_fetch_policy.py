@@ -1,16 +1,13 @@
 """The production fetch policy, tested directly: only https to arXiv's hosts on public addresses;
-ids are parsed before they become URLs; one request per interval across threads."""
+ids are parsed before they become URLs."""
 
 from __future__ import annotations
-
-import itertools
-import threading
-import time
 
 import pytest
 
 from catalog.arxiv_ids import InvalidArxivId
-from ingest.fetch import ARXIV_HOSTS, FetchRefused, RateLimiter, UrlPolicy, arxiv_limiter, is_public, pdf_url
+from ingest.fetch import pdf_url
+from ingest.http import ARXIV_HOSTS, Refused, UrlPolicy, is_public
 
 PUBLIC = "151.101.67.42"  # an address arXiv's CDN uses
 
@@ -55,7 +52,7 @@ def test_https_urls_on_arxiv_hosts_are_allowed(url: str) -> None:
     ],
 )
 def test_other_schemes_hosts_ports_and_credentials_are_refused(url: str, why: str) -> None:
-    with pytest.raises(FetchRefused) as refused:
+    with pytest.raises(Refused) as refused:
         policy().check(url)
     assert why in str(refused.value)
 
@@ -79,7 +76,7 @@ def test_other_schemes_hosts_ports_and_credentials_are_refused(url: str, why: st
     ],
 )
 def test_arxiv_names_resolving_to_private_addresses_are_refused(addresses: tuple[str, ...]) -> None:
-    with pytest.raises(FetchRefused, match="non-public address"):
+    with pytest.raises(Refused, match="non-public address"):
         policy(*addresses).check("https://arxiv.org/pdf/1706.03762")
 
 
@@ -127,30 +124,3 @@ def test_injected_ids_never_become_urls(raw: str) -> None:
 def test_version_must_be_positive() -> None:
     with pytest.raises(InvalidArxivId, match="version 0"):
         pdf_url("1706.03762", 0)
-
-
-def test_one_request_per_interval_across_threads() -> None:
-    limiter = RateLimiter(0.15)
-    stamps: list[float] = []
-    lock = threading.Lock()
-
-    def call() -> None:
-        admitted = limiter.wait()
-        with lock:
-            stamps.append(admitted)
-
-    threads = [threading.Thread(target=call) for _ in range(5)]
-    started = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    stamps.sort()
-    gaps = [b - a for a, b in itertools.pairwise(stamps)]
-    assert min(gaps) >= 0.15  # never two admissions inside one interval, however late a thread wakes
-    assert stamps[0] >= started and stamps[-1] - started >= 4 * 0.15
-
-
-def test_the_arxiv_limiter_is_shared_by_the_whole_process() -> None:
-    assert arxiv_limiter(3.0) is arxiv_limiter(3.0)
-    assert arxiv_limiter(3.0).interval == 3.0
