@@ -346,7 +346,9 @@ class PoliteClient:
                 if not exc.retryable or attempt > p.retries:
                     raise
                 wait = asked if asked is not None else self._backoff(attempt)
-                log.warning("%s; retry %d of %d in %.1f s", exc, attempt, p.retries, wait)
+                log.warning(
+                    "%s: %s; retry %d of %d in %.1f s", exc.url, exc.problem, attempt, p.retries, wait
+                )
             self._sleep(wait)
             attempt += 1
 

@@ -43,7 +43,8 @@ def client(
         seen.append(request)
         return answers(request) if callable(answers) else next(answers)
 
-    politeness = Politeness(**{"interval": 0.0, "retries": 3, "backoff": 1.0, "max_wait": 60.0, **polite})  # type: ignore[arg-type]
+    settings: dict[str, float] = {"interval": 0.0, "retries": 3, "backoff": 1.0, "max_wait": 60.0, **polite}
+    politeness = Politeness(**settings)  # type: ignore[arg-type]
     http = PoliteClient(
         politeness,
         FilePacer(folder, recorder.clock),
@@ -101,7 +102,9 @@ def test_other_statuses_come_back_to_the_caller_unretried(tmp_path: Path) -> Non
 
 def test_network_errors_are_retried(tmp_path: Path) -> None:
     rec = Recorder()
-    calls = iter([httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), httpx.Response(200, text="hi")])
+    calls: Iterator[httpx.Response | Exception] = iter(
+        [httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), httpx.Response(200, text="hi")]
+    )
 
     def answer(request: httpx.Request) -> httpx.Response:
         outcome = next(calls)
