@@ -41,22 +41,6 @@ from settings import Settings
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "ARXIV",
-    "ARXIV_HOSTS",
-    "HttpError",
-    "Pacer",
-    "PoliteClient",
-    "Politeness",
-    "Refused",
-    "Reply",
-    "Transport",
-    "UrlPolicy",
-    "arxiv_client",
-    "is_public",
-    "retry_after",
-]
-
 Transport = httpx.BaseTransport  # tests hand a client an httpx.MockTransport through this seam
 Resolver = Callable[[str, int], list[str]]
 

@@ -19,8 +19,8 @@ from urllib.parse import quote
 from catalog import arxiv_ids
 from catalog.institutions import ror_id_of
 from catalog.text import clean_text
+from coordination.pacing import Pacer
 from ingest.enrich.transport import JsonClient, politeness
-from ingest.http import Pacer
 from settings import EnrichmentSettings
 
 BATCH = 50  # OpenAlex accepts up to 50 values in one OR filter

@@ -17,8 +17,8 @@ from typing import Any
 
 from catalog.institutions import ror_id_of
 from catalog.text import clean_text
+from coordination.pacing import Pacer
 from ingest.enrich.transport import JsonClient, politeness
-from ingest.http import Pacer
 from ingest.records import RecordError
 from ingest.sources import open_text
 from settings import EnrichmentSettings

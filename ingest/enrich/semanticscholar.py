@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.text import clean_text
+from coordination.pacing import Pacer
 from ingest.enrich.transport import JsonClient, NotFound, politeness
-from ingest.http import Pacer
 from settings import EnrichmentSettings
 
 PAPER_FIELDS = ("externalIds", "title", "citationCount", "authors")

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ingest.http import HttpError, Pacer, PoliteClient, Politeness, Reply
+from coordination.pacing import Pacer
+from ingest.http import HttpError, PoliteClient, Politeness, Reply
 from settings import EnrichmentSettings
 
 

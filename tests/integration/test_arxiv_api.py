@@ -306,9 +306,9 @@ def test_requests_are_spaced_across_clients_and_threads(recordings: dict[Key, Re
     def slow(_r: Request) -> Reply:
         return Reply(200, body, delay=0.05)  # long enough for overlapping requests to show
 
-    delay = 0.2
+    interval = 0.4
     with serve(slow) as server:
-        polite = Politeness(interval=delay, timeout=5.0, retries=0)
+        polite = Politeness(interval=interval, timeout=5.0, retries=0)
         clients = [_client(server, politeness=polite) for _ in range(3)]
 
         def work(client: ArxivClient) -> None:
@@ -325,7 +325,9 @@ def test_requests_are_spaced_across_clients_and_threads(recordings: dict[Key, Re
     arrivals = sorted(r.arrived for r in server.requests)
     assert len(arrivals) == 6
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert min(gaps) >= delay - 0.01, gaps
+    # The slots are one interval apart; an arrival trails its slot by the sender's wake-up latency,
+    # tens of milliseconds on this loaded machine (see tests/integration/test_pacing.py).
+    assert min(gaps) >= interval * 0.9, gaps
     assert server.in_flight_peak[0] == 1  # one connection at a time
 
 
