@@ -216,7 +216,8 @@ class WorkerSettings(_Section):
         min_length=1,
         max_length=64,
         pattern=r"^[A-Za-z0-9_.-]+$",
-        description="Name of the job queue on Redis (deployments sharing one Redis use different names).",
+        description="Name of the job queue on Redis and the prefix of every other key the deployment keeps "
+        "there (sessions, limits); deployments sharing one Redis use different names.",
     )
     worker_max_attempts: int = Field(
         3, ge=1, le=50, description="Attempts per job before it is marked failed with its last reason."
@@ -361,6 +362,90 @@ class SearchSettings(_Section):
     )
 
 
+class AuthSettings(_Section):
+    """Sign-in: sessions, the local sign-in link and the providers. A provider is on when its client
+    id is set; see the README's *Sign-in* section for each provider's callback URL."""
+
+    secret_key: str = Field(
+        "",
+        description="Secret that keys the session store (session ids are stored as an HMAC of it, so a "
+        "copy of the store holds no usable cookie). Empty: a random key kept in `<data_dir>/secret_key` "
+        "(development only; production refuses it).",
+    )
+    session_idle_minutes: int = Field(
+        60 * 24 * 7, ge=1, description="A session unused for this long is signed out (default 7 days)."
+    )
+    session_absolute_days: int = Field(
+        30, ge=1, description="A session ends this long after sign-in however much it is used."
+    )
+    local_signin: bool = Field(
+        True,
+        description="Print a one-time local sign-in link at start-up when no provider is configured and "
+        "the server binds a loopback address (production refuses it).",
+    )
+    local_signin_minutes: int = Field(
+        60, ge=1, le=24 * 60, description="How long the printed local sign-in link stays valid."
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description='Addresses or networks (JSON list, e.g. `["10.0.0.0/8"]`) of reverse proxies '
+        "whose `X-Forwarded-For` is believed; from any other peer the header is ignored.",
+    )
+    oidc_issuer: str = Field(
+        "",
+        description="Issuer URL of any OpenID Connect provider (its discovery document is read from "
+        "`<issuer>/.well-known/openid-configuration`). Empty: off.",
+    )
+    oidc_name: str = Field("OpenID Connect", description="Name of that provider on the sign-in page.")
+    oidc_client_id: str = Field("", description="Client id registered with that provider.")
+    oidc_client_secret: str = Field("", description="Client secret registered with that provider.")
+    oidc_scopes: str = Field("openid email profile", description="Scopes asked of that provider.")
+    github_client_id: str = Field("", description="GitHub OAuth app client id. Empty: GitHub off.")
+    github_client_secret: str = Field("", description="GitHub OAuth app client secret.")
+    github_url: str = Field(
+        "https://github.com", description="GitHub's web address (GitHub Enterprise: your server)."
+    )
+    github_api_url: str = Field(
+        "https://api.github.com", description="GitHub's API address (GitHub Enterprise: `<server>/api/v3`)."
+    )
+    google_client_id: str = Field("", description="Google OAuth client id. Empty: Google off.")
+    google_client_secret: str = Field("", description="Google OAuth client secret.")
+    orcid_client_id: str = Field("", description="ORCID client id. Empty: ORCID off.")
+    orcid_client_secret: str = Field("", description="ORCID client secret.")
+    orcid_issuer: str = Field(
+        "https://orcid.org", description="ORCID's issuer (the sandbox: `https://sandbox.orcid.org`)."
+    )
+
+
+class LimitSettings(_Section):
+    """Rate limits, as `COUNT/SECONDS`, enforced across processes through Redis when configured (an
+    in-process count otherwise). A refused request gets 429 with `Retry-After`."""
+
+    limit_signin: str = Field(
+        "20/600", pattern=r"^\d+/\d+$", description="Sign-in attempts per client address."
+    )
+    limit_api: str = Field(
+        "600/60",
+        pattern=r"^\d+/\d+$",
+        description="JSON API requests per token, person or client address.",
+    )
+    limit_chat_requests: str = Field(
+        "30/3600", pattern=r"^\d+/\d+$", description="Chat questions per person or token."
+    )
+    limit_chat_tokens_per_day: int = Field(
+        200_000, ge=0, description="LLM tokens (prompt + answer) per person or token per day."
+    )
+    limit_chat_streams: int = Field(
+        2, ge=1, description="Chat answers one person or token may stream at the same time."
+    )
+
+    @staticmethod
+    def parse(value: str) -> tuple[int, int]:
+        """`"20/600"` → (20, 600)."""
+        count, seconds = value.split("/")
+        return int(count), int(seconds)
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -420,6 +505,14 @@ class Settings:
     def search(self) -> SearchSettings:
         return SearchSettings()
 
+    @cached_property
+    def auth(self) -> AuthSettings:
+        return AuthSettings()
+
+    @cached_property
+    def limits(self) -> LimitSettings:
+        return LimitSettings()
+
     @property
     def chroma_path(self) -> Path:
         return self.chroma.chroma_path or self.core.data_dir / "chroma"
@@ -450,6 +543,8 @@ SECTIONS: tuple[type[_Section], ...] = (
     ChromaSettings,
     WorkerSettings,
     SearchSettings,
+    AuthSettings,
+    LimitSettings,
 )
 
 

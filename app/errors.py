@@ -11,19 +11,32 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlencode
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR, HTTP_503_SERVICE_UNAVAILABLE
+from litestar.response import Redirect
+from litestar.status_codes import (
+    HTTP_303_SEE_OTHER,
+    HTTP_429_TOO_MANY_REQUESTS,
+    HTTP_500_INTERNAL_SERVER_ERROR,
+    HTTP_503_SERVICE_UNAVAILABLE,
+)
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.auth.guards import SignInRequired
+from app.auth.wiring import page_context
 from app.negotiation import accept_qualities
 from app.rendering import Pages, View, request_format
+from coordination.limits import LimitExceeded
 
 log = logging.getLogger(__name__)
 
 TITLES = {
     400: "That address isn’t valid",
+    401: "Sign in to continue",
+    403: "That isn’t allowed",
+    429: "Too many requests",
     404: "This page isn’t here",
     405: "That method isn’t allowed here",
     503: "The catalogue is unavailable",
@@ -41,6 +54,13 @@ class PaperNotHarvested(HTTPException):
 
 
 def _status_and_detail(exc: Exception) -> tuple[int, str, list[Any] | None, dict[str, str]]:
+    if isinstance(exc, LimitExceeded):
+        return (
+            HTTP_429_TOO_MANY_REQUESTS,
+            f"Too many requests ({exc.what}); try again in {exc.retry_after_header} s.",
+            None,
+            {"Retry-After": exc.retry_after_header},
+        )
     if isinstance(exc, HTTPException):
         extra = exc.extra if isinstance(exc.extra, list) else None
         return exc.status_code, exc.detail, extra, dict(exc.headers or {})
@@ -76,6 +96,10 @@ def _validation_messages(extra: list[Any] | None) -> list[str]:
 
 def exception_to_response(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     status, detail, extra, headers = _status_and_detail(exc)
+    if isinstance(exc, SignInRequired) and not exc.bearer_only and not _wants_json(request):
+        # A browser reaching a page that needs a sign-in goes to the sign-in page and comes back.
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return Redirect(f"/signin?{urlencode({'next': target})}", status_code=HTTP_303_SEE_OTHER)
     if _wants_json(request):
         body: dict[str, Any] = {"status_code": status, "detail": detail}
         if extra:
@@ -104,7 +128,7 @@ def exception_to_response(request: Request[Any, Any, Any], exc: Exception) -> Re
         status=status,
         cacheable=False,
     )
-    rendered = pages.render(view, fmt)
+    rendered = pages.render(view, fmt, page_context(request))
     response = rendered.response()
     response.headers.update(headers)
     return response

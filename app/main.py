@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
@@ -14,7 +15,22 @@ from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
 from app.asgi import Wovepaper, markdown_pages_only
-from app.controllers import agents, api, health, home, ingest_status, institutions, pages, papers, researchers
+from app.auth import wiring as auth_wiring
+from app.auth.production import auth_production_problems
+from app.controllers import (
+    account,
+    agents,
+    api,
+    follows,
+    health,
+    home,
+    ingest_status,
+    institutions,
+    pages,
+    papers,
+    researchers,
+    signin,
+)
 from app.controllers import search as search_controller
 from app.errors import exception_to_response
 from app.rendering import PageCache, Pages, environments, provide_pages
@@ -28,7 +44,10 @@ HERE = Path(__file__).resolve().parent
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or get_settings()
+    if settings.core.environment == "production" and (problems := auth_production_problems(settings)):
+        raise RuntimeError("refusing to start in production:\n- " + "\n- ".join(problems))
     site = Site.from_settings(settings)
+    auth = auth_wiring.auth_parts(settings)
     html, markdown = environments(HERE / "templates", site)
     page_cache = PageCache(settings.pages.page_cache_seconds, settings.pages.page_cache_entries)
     app = Wovepaper(
@@ -55,6 +74,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *ingest_status.ROUTE_HANDLERS,
             *search_controller.ROUTE_HANDLERS,
             health.healthz,
+            *signin.ROUTE_HANDLERS,
+            *account.ROUTE_HANDLERS,
+            *follows.ROUTE_HANDLERS,
             create_static_files_router(
                 path="/static",
                 directories=[HERE / "static"],
@@ -67,8 +89,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
             "services": Provide(provide_services, sync_to_thread=False),
             "pages": Provide(provide_pages, sync_to_thread=False),
         },
-        lifespan=[lifespan(settings)],
-        before_request=markdown_pages_only,
+        lifespan=[lifespan(settings), auth.lifespan],
+        stores=auth.stores,
+        middleware=auth.middleware,
+        before_request=_before_request,
         exception_handlers={HTTPException: exception_to_response, Exception: exception_to_response},
         before_send=[security_headers(hsts=site.public_url.startswith("https://"))],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(html)),
@@ -82,4 +106,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ),
     )
     app.state.pages = Pages(site, html, markdown, page_cache, settings)
+    app.state.auth = auth.state
     return app
+
+
+async def _before_request(request: Request[Any, Any, Any]) -> None:
+    await markdown_pages_only(request)
+    await auth_wiring.before_request(request)

@@ -36,6 +36,7 @@ from litestar.types import ASGIApp
 from markupsafe import Markup, escape
 from sqlalchemy.orm import Session
 
+from app.auth.wiring import page_context
 from app.negotiation import MD_SUFFIX_FLAG, Format, choose
 from app.site import Site
 from app.structured_data import JsonLd, graph
@@ -288,11 +289,17 @@ class Pages:
         """The page for ``request``: from the cache, or built by ``build(session)`` (which may raise
         the HTTP errors :mod:`app.errors` translates)."""
         fmt, suffix = request_format(request)
+        sessions = request.app.state.services.sessions
+        if (personal := page_context(request)) is not None:
+            # Signed in: built for this person, never from or into the shared cache.
+            rendered, _ = await anyio.to_thread.run_sync(
+                self._produce, sessions, build, fmt, suffix, personal
+            )
+            return rendered.asgi()
         key = (fmt, suffix, request.scope["path"], request.scope.get("query_string", b""))
         if (hit := self.cache.get(key)) is not None:
             return hit.asgi()
-        sessions = request.app.state.services.sessions
-        rendered, keep = await anyio.to_thread.run_sync(self._produce, sessions, build, fmt, suffix)
+        rendered, keep = await anyio.to_thread.run_sync(self._produce, sessions, build, fmt, suffix, None)
         if keep:
             self.cache.put(key, rendered)
         return rendered.asgi()
@@ -303,6 +310,8 @@ class Pages:
         """:meth:`serve` for a handler that already runs in a worker thread (``sync_to_thread``)
         and brings its own data (``build`` takes no session)."""
         fmt, suffix = request_format(request)
+        if (personal := page_context(request)) is not None:
+            return self._finish(build(), fmt, suffix, personal)[0].response()
         key = (fmt, suffix, request.scope["path"], request.scope.get("query_string", b""))
         if (hit := self.cache.get(key)) is not None:
             return hit.response()
@@ -312,18 +321,25 @@ class Pages:
         return rendered.response()
 
     def _produce(
-        self, sessions: Callable[[], Session], build: Builder, fmt: Format, suffix: bool
+        self,
+        sessions: Callable[[], Session],
+        build: Builder,
+        fmt: Format,
+        suffix: bool,
+        personal: dict[str, Any] | None,
     ) -> tuple[Rendered, bool]:
         with sessions() as session:
             outcome = build(session)
-        return self._finish(outcome, fmt, suffix)
+        return self._finish(outcome, fmt, suffix, personal)
 
-    def _finish(self, outcome: View | Redirect, fmt: Format, suffix: bool) -> tuple[Rendered, bool]:
-        """The rendered answer, and whether it may be cached."""
+    def _finish(
+        self, outcome: View | Redirect, fmt: Format, suffix: bool, personal: dict[str, Any] | None = None
+    ) -> tuple[Rendered, bool]:
+        """The rendered answer, and whether it may be cached (never when ``personal``)."""
         if isinstance(outcome, Redirect):
-            return self.redirect(outcome, fmt, suffix), True
-        rendered = self.render(outcome, fmt)
-        return rendered, rendered.status < 400 and outcome.cacheable
+            return self.redirect(outcome, fmt, suffix), personal is None
+        rendered = self.render(outcome, fmt, personal)
+        return rendered, personal is None and rendered.status < 400 and outcome.cacheable
 
     async def document(
         self, request: Request[Any, Any, Any], build: Callable[[Session], Rendered]
@@ -349,8 +365,12 @@ class Pages:
             )
         return Rendered(redirect.status, body.encode(), media_type, (("location", target),))
 
-    def render(self, view: View, fmt: Format) -> Rendered:
+    def render(self, view: View, fmt: Format, personal: dict[str, Any] | None = None) -> Rendered:
+        """``personal``: the requester's ``viewer`` and ``csrf_token`` (see
+        :func:`app.auth.wiring.page_context`); such a page is marked ``private, no-store``."""
         context = {
+            **ANONYMOUS,
+            **(personal or {}),
             **view.context,
             "view": view,
             "canonical_url": self.site.url(view.path),
@@ -363,10 +383,18 @@ class Pages:
             headers: tuple[tuple[str, str], ...] = ()
             if (tokens := count_tokens(text)) is not None:
                 headers = (("x-markdown-tokens", str(tokens)),)
-            return Rendered(view.status, text.encode(), MARKDOWN_MEDIA_TYPE, headers)
+            return Rendered(view.status, text.encode(), MARKDOWN_MEDIA_TYPE, headers + _privacy(personal))
         text = self.html.get_template(f"{view.template}.html").render(context)
         link = f'<{context["markdown_url"]}>; rel="alternate"; type="text/markdown"'
-        return Rendered(view.status, text.encode(), HTML_MEDIA_TYPE, (("link", link),))
+        return Rendered(view.status, text.encode(), HTML_MEDIA_TYPE, (("link", link), *_privacy(personal)))
+
+
+# What templates see of the requester on an anonymous page (``base.html`` shows "Sign in").
+ANONYMOUS: dict[str, Any] = {"viewer": None, "csrf_token": None}
+
+
+def _privacy(personal: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    return () if personal is None else (("cache-control", "private, no-store"),)
 
 
 def _with_session(sessions: Callable[[], Session], build: Callable[[Session], Rendered]) -> Rendered:

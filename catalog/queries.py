@@ -640,6 +640,17 @@ def researcher_papers(
     return Page(_summaries(session, statement), page, size, total)
 
 
+def papers_by_researchers(
+    session: Session, researcher_ids: Sequence[int], *, limit: int
+) -> list[PaperSummary]:
+    """The newest papers with any of ``researcher_ids`` among their authors (a follow list's feed)."""
+    if not researcher_ids:
+        return []
+    authored = select(Authorship.paper_id).where(Authorship.researcher_id.in_(list(researcher_ids)))
+    statement = _summary_columns().where(Paper.id.in_(authored)).order_by(*_NEWEST).limit(limit)
+    return _summaries(session, statement)
+
+
 def coauthor_network(session: Session, researcher_id: int, *, limit: int = 16) -> Network | None:
     """The ``limit`` co-authors sharing most papers, and the links among them (two statements)."""
     name = researcher_name(session, researcher_id)

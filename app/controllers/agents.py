@@ -17,8 +17,10 @@ from sqlalchemy.orm import Session
 
 from app.controllers.pages import prose_view, served_routes
 from app.rendering import AppPages, PageAnswer, Pages, Rendered, md_escape
+from app.site import Site
 from catalog.queries import (
     CATEGORY,
+    PaperSummary,
     category_exists,
     list_researchers,
     newest_papers,
@@ -146,6 +148,34 @@ def _midnight(day: dt.date | None) -> dt.datetime | None:
     return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) if day else None
 
 
+def papers_feed(
+    site: Site, *, title: str, page: str, self_path: str, description: str, papers: list[PaperSummary]
+) -> Rendered:
+    """An RSS 2.0 document listing ``papers`` (newest first)."""
+    feed = FeedGenerator()
+    feed.title(title)
+    feed.link(href=site.url(page), rel="alternate")
+    feed.link(href=site.url(self_path), rel="self")
+    feed.description(description)
+    feed.language("en")
+    feed.generator(site.name)
+    if papers and (latest := _midnight(papers[0].activity_on)):
+        feed.lastBuildDate(latest)
+    for paper in papers:
+        entry = feed.add_entry(order="append")
+        url = site.url(paper.path)
+        entry.title(paper.title)
+        entry.link(href=url)
+        entry.guid(url, permalink=True)
+        authors = ", ".join(a.name for a in paper.authors)
+        entry.description(f"{authors}. {paper.abstract}" if authors else paper.abstract or paper.title)
+        if published := _midnight(paper.activity_on):
+            entry.pubDate(published)
+        if paper.primary_category:
+            entry.category(term=paper.primary_category)
+    return Rendered(200, feed.rss_str(pretty=False), "application/rss+xml")
+
+
 @get("/rss/{name:str}", include_in_schema=False)
 async def rss(request: Request[Any, Any, Any], pages: AppPages, name: FromPath[str]) -> PageAnswer:
     def build(db: Session) -> Rendered:
@@ -157,28 +187,14 @@ async def rss(request: Request[Any, Any, Any], pages: AppPages, name: FromPath[s
             raise NotFoundException(detail=f"No paper here is listed in {category!r}; try /rss/latest.xml.")
         site = pages.site
         listing = newest_papers(db, page=1, size=pages.settings.pages.feed_items, category=category)
-        feed = FeedGenerator()
-        feed.title(f"{site.name}: newest papers" + (f" in {category}" if category else ""))
-        feed.link(href=site.url(f"/papers?category={category}" if category else "/papers"), rel="alternate")
-        feed.link(href=site.url(f"/rss/{name}"), rel="self")
         listed = f" listed in {category}" if category else ""
-        feed.description(f"The newest arXiv papers{listed} in {site.name}. {site.tagline}")
-        feed.language("en")
-        feed.generator(site.name)
-        if listing.items and (latest := _midnight(listing.items[0].activity_on)):
-            feed.lastBuildDate(latest)
-        for paper in listing.items:
-            entry = feed.add_entry(order="append")
-            url = site.url(paper.path)
-            entry.title(paper.title)
-            entry.link(href=url)
-            entry.guid(url, permalink=True)
-            authors = ", ".join(a.name for a in paper.authors)
-            entry.description(f"{authors}. {paper.abstract}" if authors else paper.abstract or paper.title)
-            if published := _midnight(paper.activity_on):
-                entry.pubDate(published)
-            if paper.primary_category:
-                entry.category(term=paper.primary_category)
-        return Rendered(200, feed.rss_str(pretty=False), "application/rss+xml")
+        return papers_feed(
+            site,
+            title=f"{site.name}: newest papers" + (f" in {category}" if category else ""),
+            page=f"/papers?category={category}" if category else "/papers",
+            self_path=f"/rss/{name}",
+            description=f"The newest arXiv papers{listed} in {site.name}. {site.tagline}",
+            papers=listing.items,
+        )
 
     return await pages.document(request, build)

@@ -7,7 +7,9 @@ from typing import Any
 from litestar import Request, get
 from sqlalchemy.orm import Session
 
+from accounts.queries import followed_papers
 from app.asgi import PAGE_OPT
+from app.auth.requester import requester
 from app.controllers import ingest_status
 from app.rendering import AppPages, PageAnswer, View
 from app.services import Services
@@ -17,8 +19,12 @@ from catalog.queries import catalogue_stats, newest_papers, top_categories
 @get("/", include_in_schema=False, opt={PAGE_OPT: True})
 async def home(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
     services: Services = request.app.state.services
+    actor = requester(request)
 
     def build(db: Session) -> View:
+        followed = None
+        if actor is not None and actor.via == "session":
+            followed = followed_papers(db, actor.person_id, limit=pages.settings.server.page_size)
         return View(
             template="home",
             title=pages.site.name,
@@ -29,6 +35,7 @@ async def home(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
                 "categories": top_categories(db, limit=30),
                 "stats": catalogue_stats(db),
                 "indexing": ingest_status.summary(db, services),
+                "followed": followed,  # signed in: the newest papers of the researchers they follow
             },
         )
 

@@ -15,7 +15,9 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, Parameter
 from sqlalchemy.orm import Session
 
+from accounts.queries import is_following
 from app.asgi import PAGE_OPT
+from app.auth.requester import requester
 from app.controllers.listing import name_listing_view
 from app.controllers.papers import Category, PageNumber, checked_category
 from app.graphics import network_picture
@@ -38,6 +40,7 @@ async def researcher(
 ) -> PageAnswer:
     requested = request.scope["path"]
     checked_category(category)
+    actor = requester(request)
 
     def build(db: Session) -> View | Redirect:
         match = _IDENT.fullmatch(ident)
@@ -78,6 +81,7 @@ async def researcher(
                 "category": category,
                 "network": network,
                 "picture": network_picture(network) if network else None,
+                "following": actor is not None and is_following(db, actor.person_id, profile.id),
                 "page_query": lambda n: query_string(category=category, page=n),
             },
             crumbs=[("Researchers", "/researchers"), (profile.name, profile.path)],
