@@ -372,11 +372,11 @@ class AuthSettings(_Section):
         "copy of the store holds no usable cookie). Empty: a random key kept in `<data_dir>/secret_key` "
         "(development only; production refuses it).",
     )
-    session_idle_minutes: int = Field(
-        60 * 24 * 7, ge=1, description="A session unused for this long is signed out (default 7 days)."
+    session_idle_minutes: float = Field(
+        60 * 24 * 7, gt=0, description="A session unused for this long is signed out (default 7 days)."
     )
-    session_absolute_days: int = Field(
-        30, ge=1, description="A session ends this long after sign-in however much it is used."
+    session_absolute_days: float = Field(
+        30, gt=0, description="A session ends this long after sign-in however much it is used."
     )
     local_signin: bool = Field(
         True,

@@ -91,7 +91,7 @@ class Provider:
             headers["Authorization"] = f"Bearer {token}"
         try:
             async with self._client() as client:
-                response = await client.get(url, headers=headers, withhold_token=True)
+                response = await client.request("GET", url, headers=headers, withhold_token=True)
             response.raise_for_status()
             return response.json()
         except (httpx2.HTTPError, ValueError) as error:

@@ -292,8 +292,8 @@ def session_store(settings: Settings) -> Store:
 
 def session_config(settings: Settings) -> SessionConfig:
     secure = secure_cookies(settings)
-    absolute = settings.auth.session_absolute_days * 86_400
-    idle = settings.auth.session_idle_minutes * 60
+    absolute = max(1, int(settings.auth.session_absolute_days * 86_400))
+    idle = max(1, int(settings.auth.session_idle_minutes * 60))
     return SessionConfig(
         key=("__Host-" if secure else "") + COOKIE,
         secure=secure,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -23,7 +24,7 @@ from litestar.status_codes import HTTP_303_SEE_OTHER
 from sqlalchemy.orm import Session
 
 from accounts import queries as accounts
-from app.auth.guards import actor_of, signed_in
+from app.auth.guards import actor_of, session_or_token, signed_in
 from app.auth.wiring import auth_state, page_context
 from app.rendering import AppPages, View
 from catalog.db import transaction
@@ -70,12 +71,14 @@ async def _account_page(
         raise NotFoundException(detail="Your account no longer exists.")
     linked = {i.provider for i in context["identities"]}
     context.update(
-        providers=[p for p in auth.providers.values() if p.name not in linked],
-        scopes=accounts.SCOPES,
-        new_token=None,
-        new_feed_url=None,
-        error=None,
-        **shown,
+        {
+            "providers": [p for p in auth.providers.values() if p.name not in linked],
+            "scopes": accounts.SCOPES,
+            "new_token": None,
+            "new_feed_url": None,
+            "error": None,
+            **shown,
+        }
     )
     view = View(
         template="account",
@@ -203,4 +206,24 @@ async def delete_account(request: Request[Any, Any, Any], pages: AppPages) -> Re
     return Redirect("/", status_code=HTTP_303_SEE_OTHER)
 
 
-ROUTE_HANDLERS = [account, create_token, revoke_token, unlink_identity, feed, export, delete_account]
+@dataclass(frozen=True)
+class Whoami:
+    person_id: int
+    name: str
+    via: str  # "session" or "token"
+    scopes: list[str]
+
+
+@get(
+    "/api/account",
+    guards=[session_or_token("read")],
+    summary="Who the request is signed in as",
+    description="The signed-in person or API-token owner and the scopes the request may use "
+    "(send `Authorization: Bearer <token>`). 401 without a valid token or session.",
+)
+async def whoami(request: Request[Any, Any, Any]) -> Whoami:
+    actor = actor_of(request)
+    return Whoami(actor.person_id, actor.name, actor.via, sorted(actor.scopes))
+
+
+ROUTE_HANDLERS = [whoami, account, create_token, revoke_token, unlink_identity, feed, export, delete_account]

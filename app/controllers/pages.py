@@ -94,6 +94,23 @@ ROUTES: tuple[RouteDoc, ...] = (
         "/api/ingest/status/{arxiv_id}", "JSON: one paper's full-text status, with the reason when it failed."
     ),
     RouteDoc("/api/ingest/status/{archive}/{number}", "JSON: the same by old-style id."),
+    RouteDoc(
+        "/api/account",
+        "JSON: who a request is signed in as, and its scopes; send `Authorization: Bearer <token>` "
+        "(tokens are made on the account page).",
+    ),
+    RouteDoc(
+        "/signin",
+        "Sign in (GitHub, Google, ORCID or the installation's OpenID provider); `?next=` returns there.",
+    ),
+    RouteDoc("/signin/{provider}", "POST: start signing in with that provider."),
+    RouteDoc("/signin/{provider}/callback", "Where the provider sends you back (one address per provider)."),
+    RouteDoc("/signin/local", "The one-time sign-in link `make run` prints when no provider is configured."),
+    RouteDoc("/signout", "POST: sign out (the session is deleted on the server)."),
+    RouteDoc(
+        "/feeds/{name}",
+        "Your private RSS feed of papers by the researchers you follow (address from your account page).",
+    ),
 )
 
 

@@ -36,6 +36,7 @@ from app.auth.requester import SESSION_PERSON, requester
 from app.auth.sessions import rotate_session
 from app.auth.wiring import AuthState, auth_state, limit_signin, page_context
 from app.rendering import AppPages, View
+from app.security import CONTENT_SECURITY_POLICY
 from catalog.db import transaction
 
 FLOWS = "signin_flows"  # session key: {state: {provider, nonce, verifier, next, link, started}}
@@ -87,9 +88,9 @@ def _signin_view(state: AuthState, request: Request[Any, Any, Any], next_path: s
 
 @get("/signin", include_in_schema=False)
 async def signin_page(
-    request: Request[Any, Any, Any], pages: AppPages, next: str | None = None
+    request: Request[Any, Any, Any], pages: AppPages, next_path: NextPath = None
 ) -> Response[bytes]:
-    view = _signin_view(auth_state(request), request, safe_next(next))
+    view = _signin_view(auth_state(request), request, safe_next(next_path))
     return pages.render(view, "html", page_context(request)).response()
 
 
@@ -119,7 +120,10 @@ async def signin_start(request: Request[Any, Any, Any], provider: FromPath[str])
         "started": now,
     }
     request.session[FLOWS] = flows
-    return Redirect(started.url, status_code=HTTP_303_SEE_OTHER)
+    # Browsers apply the CSP's form-action to where a form's answer redirects: allow the provider.
+    provider_origin = "{0.scheme}://{0.netloc}".format(urlsplit(started.url))
+    policy = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {provider_origin}")
+    return Redirect(started.url, status_code=HTTP_303_SEE_OTHER, headers={"content-security-policy": policy})
 
 
 @get("/signin/{provider:str}/callback", include_in_schema=False)
