@@ -305,3 +305,82 @@ class HostileProvider:
         finally:
             server.shutdown()
             server.server_close()
+
+
+# -- several app processes sharing one Redis ------------------------------------------------
+
+
+@contextmanager
+def app_processes(work: Path, count: int, env: dict[str, str]) -> Iterator[list[str]]:
+    """``count`` separate ``python -m app serve`` processes on their own ports (each with its own
+    data dir and SQLite catalogue), configured by ``env`` (e.g. one Redis); yields their URLs."""
+    import subprocess
+    import sys
+
+    from settings import PROJECT_ROOT
+
+    processes: list[subprocess.Popen[bytes]] = []
+    urls = []
+    try:
+        for n in range(count):
+            port = free_port()
+            data = work / f"app-{n}"
+            data.mkdir(parents=True, exist_ok=True)
+            child_env = {k: v for k, v in os.environ.items() if not k.startswith("WOVEPAPER_")}
+            child_env.update(
+                {
+                    "WOVEPAPER_ENVIRONMENT": "test",
+                    "WOVEPAPER_DATA_DIR": str(data),
+                    "WOVEPAPER_PORT": str(port),
+                    "WOVEPAPER_WORKER_EMBEDDED": "false",
+                    **env,
+                }
+            )
+            log = (data / "server.log").open("wb")
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "app", "serve"],
+                    cwd=PROJECT_ROOT,
+                    env=child_env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            urls.append(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 120
+        for url, process in zip(urls, processes, strict=True):
+            while True:
+                assert process.poll() is None, f"{url} exited; see its server.log"
+                assert time.monotonic() < deadline, f"{url} did not come up"
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=2).status_code < 500:
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.2)
+        yield urls
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except Exception:
+                process.kill()
+
+
+def burst(
+    urls: list[str], path: str, total: int, headers: Callable[[int], dict[str, str]] | None = None
+) -> list[httpx.Response]:
+    """``total`` requests at once, spread round-robin over ``urls`` (one thread per request)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = threading.Barrier(total)
+
+    def one(n: int) -> httpx.Response:
+        with httpx.Client(timeout=60) as client:
+            barrier.wait()
+            return client.get(urls[n % len(urls)] + path, headers=headers(n) if headers else None)
+
+    with ThreadPoolExecutor(max_workers=total) as pool:
+        return list(pool.map(one, range(total)))
