@@ -33,8 +33,8 @@ def public_routes(app: Litestar) -> set[str]:
             continue
         handlers = route.route_handlers if isinstance(route, HTTPRoute) else [route.route_handler]
         # Litestar adds an OPTIONS handler to every HTTP route; the route's own handlers decide.
-        handlers = [h for h in handlers if set(getattr(h, "http_methods", ())) != {"OPTIONS"}]
-        if all(handler.opt.get("private") for handler in handlers):
+        own = [h for h in handlers if set(getattr(h, "http_methods", ())) != {"OPTIONS"}]
+        if all(handler.opt.get("private") for handler in own):
             continue
         paths.add(route.path_format)
     return paths
