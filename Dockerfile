@@ -3,6 +3,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /srv/wovepaper
 COPY pyproject.toml README.md LICENSE settings.py ./
+COPY accounts ./accounts
 COPY app ./app
 COPY catalog ./catalog
 COPY coordination ./coordination

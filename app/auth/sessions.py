@@ -70,8 +70,13 @@ class _Incoming:
 class StrictSessionBackend(ServerSideSessionBackend):
     config: SessionConfig
 
+    _secret: bytes | None = None
+
     def _key(self, session_id: str) -> str:
-        return hmac.new(self.config.secret, session_id.encode(), hashlib.sha256).hexdigest()
+        if self._secret is None:
+            assert self.config.settings is not None
+            self._secret = secret_key(self.config.settings)
+        return hmac.new(self._secret, session_id.encode(), hashlib.sha256).hexdigest()
 
     async def get(self, session_id: str, store: Store) -> bytes | None:
         return await store.get(self._key(session_id), renew_for=self.config.idle_seconds)
@@ -150,7 +155,7 @@ class StrictSessionBackend(ServerSideSessionBackend):
 class SessionConfig(ServerSideSessionConfig):
     """Litestar's config plus what the strict backend needs."""
 
-    secret: bytes = b""
+    settings: Settings | None = None  # the secret is read (or made) on first use, not at app creation
     absolute_seconds: int = 30 * 86_400
     idle_seconds: int = 7 * 86_400
     _backend_class = StrictSessionBackend
@@ -301,7 +306,7 @@ def session_config(settings: Settings) -> SessionConfig:
         samesite="lax",
         max_age=min(idle, absolute),
         store=STORE_NAME,
-        secret=secret_key(settings),
+        settings=settings,
         absolute_seconds=absolute,
         idle_seconds=min(idle, absolute),
         exclude=["^/static/"],
