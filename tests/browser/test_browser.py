@@ -22,7 +22,15 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, ViewportSize, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    ViewportSize,
+    sync_playwright,
+)
 
 from settings import SHARED_DATA
 from tests.integration.browse_catalogue import ENRICHED, Facts, built, served
@@ -105,10 +113,11 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     browser.close()
 
 
-@pytest.fixture
-def page(browser: Browser, site: Site) -> Iterator[tuple[Page, Log]]:
+def open_tab(browser: Browser, base: str) -> tuple[BrowserContext, Page, Log]:
+    """A fresh browser context on ``base`` whose console errors, page errors and CSP violations
+    are collected in the returned :class:`Log`."""
     log = Log()
-    context = browser.new_context(base_url=site.base, viewport=VIEWPORT)
+    context = browser.new_context(base_url=base, viewport=VIEWPORT)
     context.set_default_timeout(TIMEOUT_MS)
     context.expose_function("__reportCsp", lambda violation: log.csp_violations.append(violation))
     context.add_init_script(CSP_LISTENER)
@@ -120,6 +129,12 @@ def page(browser: Browser, site: Site) -> Iterator[tuple[Page, Log]]:
 
     page.on("console", on_console)
     page.on("pageerror", lambda error: log.page_errors.append(str(error)))
+    return context, page, log
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site) -> Iterator[tuple[Page, Log]]:
+    context, page, log = open_tab(browser, site.base)
     yield page, log
     context.close()
 

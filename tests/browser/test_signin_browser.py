@@ -13,12 +13,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, sync_playwright
+from playwright.sync_api import Browser, sync_playwright
 
 from catalog.db import make_engine, migrate
 from ingest.importer import Importer
 from ingest.sources import listings
-from tests.browser.test_browser import CHROMIUM, CSP_LISTENER, LAUNCH_ARGS, TIMEOUT_MS, VIEWPORT, Log
+from tests.browser.test_browser import CHROMIUM, LAUNCH_ARGS, open_tab
 from tests.integration.signin_peers import app_processes
 
 LINK = re.compile(r"Sign in on this machine \(one time, valid \d+ min\): (\S+)")
@@ -67,19 +67,7 @@ def test_a_newcomer_signs_in_with_the_printed_link(chromium: Browser, tmp_path: 
         link = _printed_link(tmp_path / "app-0" / "server.log")
         assert link.startswith(f"{base}/signin/local?token=")
 
-        log = Log()
-        context = chromium.new_context(base_url=base, viewport=VIEWPORT)
-        context.set_default_timeout(TIMEOUT_MS)
-        context.expose_function("__reportCsp", lambda violation: log.csp_violations.append(violation))
-        context.add_init_script(CSP_LISTENER)
-        tab = context.new_page()
-
-        def on_console(message: ConsoleMessage) -> None:
-            if message.type == "error":
-                log.console_errors.append(message.text)
-
-        tab.on("console", on_console)
-        tab.on("pageerror", lambda error: log.page_errors.append(str(error)))
+        context, tab, log = open_tab(chromium, base)
 
         tab.goto("/")
         assert tab.get_by_role("link", name="Sign in").is_visible()

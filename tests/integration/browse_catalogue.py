@@ -364,11 +364,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(settings: Settings) -> Iterator[str]:
-    """The app served by uvicorn on a free loopback port, for clients that speak real HTTP."""
+def served(settings: Settings, port: int | None = None) -> Iterator[str]:
+    """The app served by uvicorn on loopback (``port``, or a free one), for clients that speak real HTTP."""
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings), host="127.0.0.1", port=_free_port(), log_level="warning", lifespan="on"
+            create_app(settings),
+            host="127.0.0.1",
+            port=port or _free_port(),
+            log_level="warning",
+            lifespan="on",
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)

@@ -18,34 +18,25 @@ import hashlib
 import json
 import os
 import secrets
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
-import uvicorn
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 from oidc_provider_mock import run_server_in_thread
 
-from app.main import create_app
 from catalog.db import make_engine, migrate
 from settings import Settings
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.integration.browse_catalogue import _free_port as free_port
+from tests.integration.browse_catalogue import served, settings_for
 
 
 @contextmanager
@@ -57,26 +48,8 @@ def oidc_mock() -> Iterator[str]:
 
 def settings_with(env: dict[str, str]) -> Settings:
     """Settings read from exactly ``env`` (plus the test environment), every section evaluated now."""
-    saved = {
-        k: v
-        for k, v in os.environ.items()
-        if k.startswith("WOVEPAPER_") and not k.startswith("WOVEPAPER_TEST")
-    }
-    for key in saved:
-        del os.environ[key]
-    os.environ.update({"WOVEPAPER_ENVIRONMENT": "test", "WOVEPAPER_WORKER_EMBEDDED": "false", **env})
-    try:
-        settings = Settings()
-        for name, member in vars(Settings).items():
-            if isinstance(member, cached_property):
-                getattr(settings, name)
-        return settings
-    finally:
-        for key in [
-            k for k in os.environ if k.startswith("WOVEPAPER_") and not k.startswith("WOVEPAPER_TEST")
-        ]:
-            del os.environ[key]
-        os.environ.update(saved)
+    url = env.get("WOVEPAPER_DATABASE_URL", "sqlite://")
+    return settings_for(url, {"WOVEPAPER_WORKER_EMBEDDED": "false", **env})
 
 
 def app_settings(data_dir: Path, port: int, env: dict[str, str] | None = None) -> Settings:
@@ -96,29 +69,9 @@ def app_settings(data_dir: Path, port: int, env: dict[str, str] | None = None) -
     )
 
 
-@contextmanager
-def serve_app(settings: Settings) -> Iterator[str]:
-    """The app under uvicorn on ``settings.server.port``; yields its base URL."""
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings),
-            host="127.0.0.1",
-            port=settings.server.port,
-            log_level="warning",
-            lifespan="on",
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{settings.server.port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+def serve_app(settings: Settings) -> AbstractContextManager[str]:
+    """The app under uvicorn on ``settings.server.port`` (its public URL); yields its base URL."""
+    return served(settings, settings.server.port)
 
 
 COOKIE = "wovepaper_session"
