@@ -337,3 +337,88 @@ def burst(
 
     with ThreadPoolExecutor(max_workers=total) as pool:
         return list(pool.map(one, range(total)))
+
+
+# -- GitHub (OAuth 2.0, not OIDC; cannot run here, so a stand-in speaking its protocol) --------
+
+
+@dataclass
+class FakeGitHub:
+    """GitHub's OAuth endpoints and the two API calls the app makes, on loopback. Like GitHub, the
+    token endpoint answers form-encoded unless asked for JSON; ``/user/emails`` lists addresses
+    with ``primary`` and ``verified``."""
+
+    user: dict[str, Any] = field(default_factory=lambda: {"id": 4242, "login": "octo", "name": "Octo Cat"})
+    emails: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {"email": "old@example.org", "primary": False, "verified": True},
+            {"email": "octo@example.org", "primary": True, "verified": True},
+        ]
+    )
+    codes: dict[str, dict[str, str]] = field(default_factory=dict)
+    token_accepts: list[str] = field(default_factory=list)
+
+    @contextmanager
+    def running(self) -> Iterator[str]:
+        github = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, kind: str, location: str | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                if location:
+                    self.send_header("Location", location)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                params = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                authorized = self.headers.get("Authorization") == "Bearer gho_test"
+                if parts.path == "/login/oauth/authorize":
+                    code = secrets.token_urlsafe(8)
+                    github.codes[code] = params
+                    back = params["redirect_uri"] + "?" + urlencode({"code": code, "state": params["state"]})
+                    self._send(302, b"", "text/plain", back)
+                elif parts.path == "/api/user" and authorized:
+                    self._send(200, json.dumps(github.user).encode(), "application/json")
+                elif parts.path == "/api/user/emails" and authorized:
+                    self._send(200, json.dumps(github.emails).encode(), "application/json")
+                else:
+                    self._send(401 if parts.path.startswith("/api/") else 404, b"{}", "application/json")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+                accept = self.headers.get("Accept", "")
+                github.token_accepts.append(accept)
+                params = github.codes.pop(form.get("code", ""), None)
+                if params is None:
+                    answer = {"error": "bad_verification_code"}
+                else:
+                    challenge = _b64(hashlib.sha256(form.get("code_verifier", "").encode()).digest())
+                    ok = challenge == params.get("code_challenge")
+                    answer = {
+                        "access_token": "gho_test",
+                        "token_type": "bearer",
+                        "scope": "read:user,user:email",
+                    }
+                    if not ok:
+                        answer = {"error": "invalid_grant"}
+                if "application/json" in accept:
+                    self._send(200, json.dumps(answer).encode(), "application/json")
+                else:
+                    self._send(200, urlencode(answer).encode(), "application/x-www-form-urlencoded")
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()

@@ -28,6 +28,7 @@ from tests.conftest import REDIS_TEST_URL
 from tests.integration.signin_peers import (
     COOKIE,
     Browser,
+    FakeGitHub,
     app_settings,
     free_port,
     oidc_mock,
@@ -480,3 +481,35 @@ def test_follow_a_researcher_and_read_their_papers_in_the_private_feed(site: Sit
     assert httpx.get(feed_url).status_code == 404
     anonymous = httpx.post(f"{site.base}/researchers/{researcher_id}/follow", follow_redirects=False)
     assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/signin?next=")
+
+
+def test_github_sign_in_reads_the_user_and_the_primary_verified_email(tmp_path: Path) -> None:
+    """GitHub cannot run here: a stand-in speaking its OAuth protocol, reached through the same
+    settings an operator of GitHub Enterprise would use."""
+    github = FakeGitHub()
+    with github.running() as url:
+        env = {
+            "WOVEPAPER_GITHUB_CLIENT_ID": "Iv1.test",
+            "WOVEPAPER_GITHUB_CLIENT_SECRET": "gh-secret",
+            "WOVEPAPER_GITHUB_URL": url,
+            "WOVEPAPER_GITHUB_API_URL": f"{url}/api",
+        }
+        for site in _serve(tmp_path, env):
+            browser = site.browser()
+            authorize = browser.start("github", "/papers")
+            assert query(authorize)["scope"] == "read:user user:email"
+            back = httpx.get(authorize, follow_redirects=False).headers["location"]
+            done = browser.callback(back)
+            assert done.status_code == 303 and done.headers["location"] == "/papers"
+            assert github.token_accepts == ["application/json"]  # GitHub answers JSON only when asked
+            export = browser.client.get("/account/export").json()
+            assert export["person"]["display_name"] == "Octo Cat"
+            assert export["person"]["email"] == "octo@example.org"  # the primary verified one
+            assert export["identities"][0] | {"created_at": None, "last_used_at": None} == {
+                "provider": "github",
+                "issuer": url,
+                "subject": "4242",  # the numeric id: logins can be renamed
+                "email": "octo@example.org",
+                "created_at": None,
+                "last_used_at": None,
+            }
