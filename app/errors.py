@@ -29,6 +29,7 @@ from app.auth.wiring import page_context
 from app.negotiation import accept_qualities
 from app.rendering import Pages, View, request_format
 from coordination.limits import LimitExceeded
+from coordination.redis import RedisError
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,14 @@ def _status_and_detail(exc: Exception) -> tuple[int, str, list[Any] | None, dict
     if isinstance(exc, HTTPException):
         extra = exc.extra if isinstance(exc.extra, list) else None
         return exc.status_code, exc.detail, extra, dict(exc.headers or {})
+    if isinstance(exc, RedisError):
+        log.warning("redis unavailable: %s", exc)
+        return (
+            HTTP_503_SERVICE_UNAVAILABLE,
+            "Sessions are unavailable right now (the shared store does not answer); try again shortly.",
+            None,
+            {"Retry-After": "5"},
+        )
     if isinstance(exc, SQLAlchemyError):
         log.exception("catalogue error")
         return (

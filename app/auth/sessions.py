@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import sqlite3
@@ -46,9 +47,10 @@ from litestar.stores.base import Store
 from litestar.stores.redis import RedisStore
 from litestar.types import Empty, Message, ScopeSession
 
-from coordination.redis import async_client
+from coordination.redis import RedisError, async_client
 from settings import Settings
 
+log = logging.getLogger(__name__)
 STORE_NAME = "sessions"
 COOKIE = "wovepaper_session"
 _STATE = "wovepaper.session"
@@ -111,6 +113,16 @@ class StrictSessionBackend(ServerSideSessionBackend):
         return incoming.id if incoming is not None and incoming.id else self.generate_session_id()
 
     async def store_in_message(
+        self, scope_session: ScopeSession, message: Message, connection: ASGIConnection[Any, Any, Any, Any]
+    ) -> None:
+        try:
+            await self._store_in_message(scope_session, message, connection)
+        except (RedisError, OSError, sqlite3.Error) as error:
+            # The answer is already on its way: keep nothing rather than fail it. A request that
+            # needs the session later gets a clear 503 when the store cannot be read.
+            log.error("session not stored: %s", error)
+
+    async def _store_in_message(
         self, scope_session: ScopeSession, message: Message, connection: ASGIConnection[Any, Any, Any, Any]
     ) -> None:
         incoming: _Incoming | None = connection.scope.get("state", {}).get(_STATE)

@@ -6,6 +6,7 @@ requests. ``create_app`` calls :func:`auth_parts`; handlers reach the state thro
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -22,9 +23,11 @@ from app.auth.oauth import Provider, configured_providers
 from app.auth.requester import Network, RequesterMiddleware, client_address, parse_networks, requester
 from app.auth.sessions import STORE_NAME, session_config, session_store
 from coordination.limits import Limiter, LimitExceeded, make_limiter
+from coordination.redis import RedisError
 from settings import LimitSettings, Settings
 
 _EXCLUDE = ["^/static/"]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -118,7 +121,12 @@ async def enforce(connection: ASGIConnection[Any, Any, Any, Any], what: str, spe
     state = auth_state(connection)
     assert state.limiter is not None, "the auth lifespan has not run"
     count, seconds = LimitSettings.parse(spec)
-    decision = await state.limiter.hit(f"{what}:{key}", count, seconds)
+    try:
+        decision = await state.limiter.hit(f"{what}:{key}", count, seconds)
+    except RedisError as error:
+        # A request limit fails open: Redis being down must not take the public API with it.
+        log.warning("limit %s not counted, Redis unavailable: %s", what, error)
+        return
     if not decision.allowed:
         raise LimitExceeded(what, decision.retry_after)
 

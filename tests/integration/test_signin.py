@@ -81,9 +81,10 @@ def _redis_env() -> dict[str, str]:
 def _cleanup_redis(settings: Settings) -> None:
     from coordination.redis import sync_client
 
+    if settings.redis.redis_url != REDIS_TEST_URL:
+        return  # no Redis, or one that is down on purpose
     client = sync_client(settings)
-    if client is None:
-        return
+    assert client is not None
     prefix = settings.worker.worker_queue
     for pattern in (f"{prefix}_sessions:*", f"{prefix}:limits:*"):
         for key in client.scan_iter(match=pattern):
@@ -513,3 +514,18 @@ def test_github_sign_in_reads_the_user_and_the_primary_verified_email(tmp_path: 
                 "created_at": None,
                 "last_used_at": None,
             }
+
+
+def test_with_redis_down_browsing_works_and_sessions_say_so(tmp_path: Path, issuer: str) -> None:
+    """Redis unreachable: anonymous pages and the JSON API answer (limits fail open); a request
+    that needs its session gets a clear 503, never a 500."""
+    env = {"WOVEPAPER_OIDC_ISSUER": issuer, **CLIENT, "WOVEPAPER_REDIS_URL": "redis://127.0.0.1:1/0"}
+    for site in _serve(tmp_path, env):
+        assert httpx.get(f"{site.base}/papers").status_code == 200
+        assert httpx.get(f"{site.base}/api/papers").status_code == 200
+        assert httpx.post(f"{site.base}/signin/oidc", data={"next": "/"}).status_code == 303
+        browser = site.browser()
+        browser.plant("ab" * 32)
+        answer = browser.client.get("/papers")
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "5"
+        assert "Sessions are unavailable" in answer.text
