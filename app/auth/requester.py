@@ -65,12 +65,13 @@ class InvalidToken(NotAuthorizedException):
 
 
 def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
-    """The token of an ``Authorization: Bearer`` header; "" for another or malformed scheme."""
+    """The token of an ``Authorization: Bearer`` header ("" when it is empty); None without one
+    (other schemes are not ours to judge)."""
     header = connection.headers.get("authorization")
     if header is None:
         return None
     scheme, _, token = header.strip().partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else ""
+    return token.strip() if scheme.lower() == "bearer" else None
 
 
 def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> Actor | None:

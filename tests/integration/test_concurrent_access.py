@@ -55,6 +55,7 @@ def test_pages_keep_answering_while_another_process_imports(tmp_path: Path) -> N
         "WOVEPAPER_WORKER_EMBEDDED": "false",
         "WOVEPAPER_PAGE_CACHE_SECONDS": "0",
         "WOVEPAPER_IMPORT_BATCH_SIZE": "200",  # many short write transactions, not a few long ones
+        "WOVEPAPER_LIMIT_API": "1000000/60",  # this test is about the catalogue, not the API limit
     }
     settings = settings_for(url, env)
     paths = ["/", "/papers", "/researchers", "/api/papers", *(f"/api/papers/{i}" for i in some)]
