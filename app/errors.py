@@ -27,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.auth.guards import SignInRequired
 from app.auth.wiring import page_context
 from app.negotiation import accept_qualities
-from app.rendering import Pages, View, request_format
+from app.rendering import Pages, View, header_url, request_format
 from coordination.limits import LimitExceeded
 from coordination.redis import RedisError
 
@@ -125,7 +125,7 @@ def exception_to_response(request: Request[Any, Any, Any], exc: Exception) -> Re
         template="error",
         title=TITLES.get(status, "Something went wrong" if status >= 500 else "That didn’t work"),
         description=detail,
-        path=request.url.path,
+        path=header_url(request.scope["path"]),  # the decoded path may hold anything
         context={
             "status": status,
             "detail": detail,

@@ -14,7 +14,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
-from app.asgi import Wovepaper, markdown_pages_only
+from app.asgi import Wovepaper, checked_request
 from app.auth import wiring as auth_wiring
 from app.auth.production import auth_production_problems
 from app.controllers import (
@@ -111,5 +111,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
 
 async def _before_request(request: Request[Any, Any, Any]) -> None:
-    await markdown_pages_only(request)
+    await checked_request(request)
     await auth_wiring.before_request(request)

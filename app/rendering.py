@@ -99,6 +99,20 @@ class Rendered:
         )
 
 
+# What may stay as it is in an address: RFC 3986's reserved and unreserved characters and ``%``
+# (already an escape). Everything else — spaces, controls, non-ASCII — is percent-encoded as UTF-8.
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
+
+
+def header_url(path: str) -> str:
+    """``path`` as it may appear in a header (``Location``, ``Link``): ASCII only, no controls.
+
+    Request paths arrive percent-decoded (``/€``, ``/a\r\nb``); a header holding them as they are
+    cannot be encoded (HTTP headers are Latin-1) or splits the answer. Lone surrogates and bytes
+    that were not UTF-8 become U+FFFD first."""
+    return quote(path, safe=_URL_SAFE, errors="replace")
+
+
 def markdown_path(path: str) -> str:
     """The ``.md`` address of a page path: ``/a?b`` → ``/a.md?b``; ``/`` → ``/index.md``."""
     base, sep, query = path.partition("?")
@@ -155,7 +169,7 @@ def http_url(value: object) -> str | None:
 
 def _md_url(url: str) -> str:
     # Inside ``<…>`` a destination may hold anything but ``<``, ``>`` and line breaks.
-    return quote(url, safe=":/?#[]@!$&'()*+,;=%-._~")
+    return header_url(url)
 
 
 # -- environments ------------------------------------------------------------------------------
@@ -363,7 +377,7 @@ class Pages:
                 f'<!doctype html><title>Moved</title><a href="{href}">{href}</a>\n',
                 HTML_MEDIA_TYPE,
             )
-        return Rendered(redirect.status, body.encode(), media_type, (("location", target),))
+        return Rendered(redirect.status, body.encode(), media_type, (("location", header_url(target)),))
 
     def render(self, view: View, fmt: Format, personal: dict[str, Any] | None = None) -> Rendered:
         """``personal``: the requester's ``viewer`` and ``csrf_token`` (see
@@ -385,7 +399,7 @@ class Pages:
                 headers = (("x-markdown-tokens", str(tokens)),)
             return Rendered(view.status, text.encode(), MARKDOWN_MEDIA_TYPE, headers + _privacy(personal))
         text = self.html.get_template(f"{view.template}.html").render(context)
-        link = f'<{context["markdown_url"]}>; rel="alternate"; type="text/markdown"'
+        link = f'<{header_url(context["markdown_url"])}>; rel="alternate"; type="text/markdown"'
         return Rendered(view.status, text.encode(), HTML_MEDIA_TYPE, (("link", link), *_privacy(personal)))
 
 

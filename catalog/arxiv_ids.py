@@ -51,10 +51,13 @@ OLD_ARCHIVES = frozenset(
     }
 )
 
-_NEW = re.compile(r"(?P<yymm>\d{4})\.(?P<number>\d{4,5})(?:v(?P<version>\d+))?")
+# ASCII digits only (``\d`` alone also matches ``٤`` or ``４``); a version has at most 9 digits, so it
+# fits every integer column.
+_NEW = re.compile(r"(?P<yymm>\d{4})\.(?P<number>\d{4,5})(?:v(?P<version>\d{1,9}))?", re.ASCII)
 _OLD = re.compile(
     r"(?P<archive>[a-z]+(?:-[a-z]+)?)(?:\.(?P<subject>[A-Za-z]{2}(?:-[A-Za-z]{2})?|[a-z-]+))?"
-    r"/(?P<yymm>\d{4})(?P<number>\d{3})(?:v(?P<version>\d+))?"
+    r"/(?P<yymm>\d{4})(?P<number>\d{3})(?:v(?P<version>\d{1,9}))?",
+    re.ASCII,
 )
 _URL = re.compile(
     r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/(?P<rest>.+?)(?:\.pdf)?/?$", re.I

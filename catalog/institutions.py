@@ -24,6 +24,7 @@ from catalog.models import (
 )
 from catalog.names import fold
 from catalog.queries import Page, PaperSummary, authors_of, researcher_path, slugify
+from catalog.row_ids import looks_like_row_id, parse_row_id
 
 # ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
 _ROR_ID = re.compile(r"^(?:https?://)?(?:www\.)?(?:ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})/?$", re.I)
@@ -120,9 +121,10 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
     text = text.strip()
     if not text:
         return []
-    head = text.split("-", 1)[0]
-    if head.isdigit():
-        found = get_institution(session, int(head))
+    head = text.partition("-")[0]
+    if looks_like_row_id(head):  # an id (maybe beyond any row), never a name
+        institution_id = parse_row_id(head)
+        found = get_institution(session, institution_id) if institution_id else None
         return [found] if found else []
     ror_id = ror_id_of(text)
     if ror_id:

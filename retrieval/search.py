@@ -59,6 +59,10 @@ class QueryError(ValueError):
     """A query or parameter the search cannot run; the message is for the person who sent it."""
 
 
+class NothingToSearch(QueryError):
+    """No query (after cleaning) and no filter: the search page shows its examples instead."""
+
+
 @dataclass(frozen=True, slots=True)
 class RankConfig:
     method: Method = "convex"
@@ -403,7 +407,7 @@ class SearchService:
             raise QueryError("the date range is empty: `from` is after `to`")
         q = clean_query(request.q, max_chars=self.limits.max_query_chars)
         if not q and not f.active:
-            raise QueryError("give a query (q) or at least one filter")
+            raise NothingToSearch("give a query (q) or at least one filter")
         return replace(request, q=q)
 
     def search(self, request: SearchRequest) -> SearchResults:

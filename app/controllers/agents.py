@@ -31,7 +31,7 @@ from catalog.queries import (
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XML = "application/xml"
 TEXT = "text/plain"
-_CHILD = re.compile(r"(?P<kind>papers|researchers|institutions)-(?P<number>[1-9]\d{0,8})\.xml")
+_CHILD = re.compile(r"(?P<kind>papers|researchers|institutions)-(?P<number>[1-9]\d{0,8})\.xml", re.ASCII)
 STATIC_PAGES = (
     "/",
     "/papers",

@@ -28,6 +28,7 @@ from catalog.institutions import institution_papers, institution_researchers
 from catalog.queries import (
     PaperDetail,
     PaperSummary,
+    ResearcherProfile,
     ResearcherSummary,
     coauthor_network,
     institution_detail,
@@ -38,11 +39,19 @@ from catalog.queries import (
     researcher_papers,
     researcher_profile,
 )
+from catalog.row_ids import parse_row_id
 
 PageNumber = Annotated[int, Parameter(ge=1, le=100_000, description="1-based page number")]
 PageSize = Annotated[int, Parameter(ge=1, le=100, description="Items per page (at most 100)")]
+# Ids in the path are parsed by the handler (:mod:`catalog.row_ids`): anything that is not a
+# researcher's id — a word, -1, a number beyond every row — names nothing and gets a 404, as on the
+# pages. The schema documents the form an id takes.
 ResearcherId = Annotated[
-    int, PathParameter(ge=1, le=2_147_483_647, description="A researcher id, as in /researchers/<id>-<name>")
+    str,
+    PathParameter(
+        description="A researcher id, as in /researchers/<id>-<name>",
+        schema_extra={"pattern": "^[0-9]+$"},
+    ),
 ]
 # Documented error answers; 400 (invalid parameters) Litestar documents by itself.
 NOT_FOUND = [NotFoundException]
@@ -285,6 +294,16 @@ def _find_paper(db: Session, raw: str) -> PaperDetail:
     return paper
 
 
+def _find_researcher(db: Session, raw: str) -> ResearcherProfile:
+    researcher_id = parse_row_id(raw)
+    if researcher_id is None:
+        raise NotFoundException(detail="There is no such researcher: ids are whole numbers from 1, e.g. 42.")
+    profile = researcher_profile(db, researcher_id)
+    if profile is None:
+        raise NotFoundException(detail=f"There is no researcher with id {researcher_id}.")
+    return profile
+
+
 @get("/api/papers", sync_to_thread=True, tags=["papers"], summary="Newest papers")
 def api_papers(
     pages: AppPages, db: DB, category: Category = None, page: PageNumber = 1, size: PageSize = 24
@@ -336,16 +355,14 @@ def api_researchers(
 
 
 @get(
-    "/api/researchers/{researcher_id:int}",
+    "/api/researchers/{researcher_id:str}",
     sync_to_thread=True,
     tags=["researchers"],
     summary="One researcher",
     raises=NOT_FOUND,
 )
 def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Researcher:
-    profile = researcher_profile(db, researcher_id)
-    if profile is None:
-        raise NotFoundException(detail=f"There is no researcher with id {researcher_id}.")
+    profile = _find_researcher(db, researcher_id)
     network = coauthor_network(db, profile.id)
     site = pages.site
     p = profile.positions
@@ -383,7 +400,7 @@ def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Rese
 
 
 @get(
-    "/api/researchers/{researcher_id:int}/papers",
+    "/api/researchers/{researcher_id:str}/papers",
     sync_to_thread=True,
     tags=["researchers"],
     summary="A researcher's papers, newest first",
@@ -397,9 +414,8 @@ def api_researcher_papers(
     page: PageNumber = 1,
     size: PageSize = 24,
 ) -> PaperList:
-    if researcher_profile(db, researcher_id) is None:
-        raise NotFoundException(detail=f"There is no researcher with id {researcher_id}.")
-    listing = researcher_papers(db, researcher_id, page=page, size=size, category=checked_category(category))
+    profile = _find_researcher(db, researcher_id)
+    listing = researcher_papers(db, profile.id, page=page, size=size, category=checked_category(category))
     items = [_paper_item(pages.site, p) for p in listing.items]
     return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from litestar import get
-from litestar.exceptions import ClientException, NotFoundException
+from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 from sqlalchemy.orm import Session
 
@@ -17,7 +17,7 @@ from app.services import DB, AppServices, Services
 from catalog import arxiv_ids
 from catalog.indexing import IndexingProgress, PaperIndexStatus, failures, indexing_progress, paper_status
 
-ERRORS = [NotFoundException, ClientException]
+ERRORS = [NotFoundException]
 
 
 @dataclass
@@ -105,8 +105,8 @@ def _paper(s: PaperIndexStatus) -> PaperStatus:
 def _one(db: Session, services: Services, raw: str) -> PaperStatus:
     try:
         canonical = arxiv_ids.canonical(raw)
-    except arxiv_ids.InvalidArxivId as exc:
-        raise ClientException(detail=str(exc)) from exc
+    except arxiv_ids.InvalidArxivId as exc:  # an address that names no paper: 404, saying why
+        raise NotFoundException(detail=str(exc)) from exc
     found = paper_status(db, [canonical], services.store.name)
     if not found:
         raise NotFoundException(detail=f"arXiv:{canonical} is not in this archive (yet).")

@@ -28,6 +28,7 @@ from catalog.institutions import (
     ror_id_of,
 )
 from catalog.queries import institution_detail, list_institutions
+from catalog.row_ids import looks_like_row_id
 
 NameQuery = Annotated[str | None, Parameter(max_length=200, description="Part of a name, alias or acronym")]
 
@@ -41,8 +42,8 @@ def resolve(db: Session, ident: str) -> InstitutionSummary:
         return found
     if ror_id := ror_id_of(text):
         raise NotFoundException(detail=f"No institution with ROR id {ror_id} is in this archive.")
-    if text.split("-", 1)[0].isdigit():
-        raise NotFoundException(detail=f"There is no institution with id {text.split('-', 1)[0]}.")
+    if looks_like_row_id(head := text.partition("-")[0]):
+        raise NotFoundException(detail=f"There is no institution with id {head}.")
     raise NotFoundException(
         detail=f"No institution is called “{ident}”. Institution addresses look like "
         "/institutions/<id>-<name>, /institutions/ror:<ROR id> or /institutions/<name>."

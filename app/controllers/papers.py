@@ -25,8 +25,11 @@ from catalog import arxiv_ids
 from catalog.queries import CATEGORY, newest_papers, paper_detail, paper_path
 
 # The id part of ``/papers/<id>-<slug>``; anything after the first hyphen that follows it is a slug.
-_NEW_STYLE = re.compile(r"(?P<id>\d{4}\.\d{4,5}(?:v\d+)?)(?:-(?P<slug>.*))?")
-_OLD_STYLE = re.compile(r"(?P<id>[A-Za-z]+(?:-[A-Za-z]+)?(?:\.[A-Za-z-]+)?/\d{7}(?:v\d+)?)(?:-(?P<slug>.*))?")
+_NEW_STYLE = re.compile(r"(?P<id>\d{4}\.\d{4,5}(?:v\d+)?)(?:-(?P<slug>.*))?", re.ASCII | re.DOTALL)
+_OLD_STYLE = re.compile(
+    r"(?P<id>[A-Za-z]+(?:-[A-Za-z]+)?(?:\.[A-Za-z-]+)?/\d{7}(?:v\d+)?)(?:-(?P<slug>.*))?",
+    re.ASCII | re.DOTALL,
+)
 
 Category = Annotated[
     str | None,

@@ -7,7 +7,6 @@ never from names); the id alone or a stale name redirects to the canonical addre
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from litestar import Request, get
@@ -25,8 +24,8 @@ from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.structured_data import person
 from catalog.enrichment import surviving_researcher_id
 from catalog.queries import coauthor_network, list_researchers, researcher_papers, researcher_profile
+from catalog.row_ids import looks_like_row_id, parse_row_id
 
-_IDENT = re.compile(r"(?P<id>\d{1,18})(?:-(?P<slug>.*))?")
 NameQuery = Annotated[str | None, Parameter(max_length=200, description="Part of a name, e.g. yang")]
 
 
@@ -43,18 +42,19 @@ async def researcher(
     actor = requester(request)
 
     def build(db: Session) -> View | Redirect:
-        match = _IDENT.fullmatch(ident)
-        if match is None:
+        head = ident.partition("-")[0]
+        researcher_id = parse_row_id(head)
+        if researcher_id is None and not looks_like_row_id(head):
             raise NotFoundException(
                 detail="Researcher addresses look like /researchers/<id>-<name>, with a numeric id; "
                 "ids come from paper pages and search results, not from names."
             )
-        profile = researcher_profile(db, int(match["id"]))
+        profile = researcher_profile(db, researcher_id) if researcher_id else None
         query = query_string(category=category, page=page)
-        if profile is None and (survivor := surviving_researcher_id(db, int(match["id"]))) is not None:
+        if profile is None and researcher_id and (survivor := surviving_researcher_id(db, researcher_id)):
             profile = researcher_profile(db, survivor)  # enrichment merged this id into another
         if profile is None:
-            raise NotFoundException(detail=f"There is no researcher with id {match['id']}.")
+            raise NotFoundException(detail=f"There is no researcher with id {head}.")
         if requested != profile.path:
             return Redirect(profile.path + query)
         size = pages.settings.server.page_size

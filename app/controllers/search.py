@@ -11,7 +11,7 @@ dense and fused ranks and the chunks behind it.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from litestar import Request, Response, get
@@ -25,7 +25,16 @@ from app.rendering import AppPages, View, markdown_path, md_escape, query_string
 from app.services import AppServices
 from catalog.queries import paper_path, researcher_path
 from catalog.search_queries import SearchFilters
-from retrieval.search import MODES, SORTS, QueryError, SearchRequest, SearchResults, SearchService, Snippet
+from retrieval.search import (
+    MODES,
+    SORTS,
+    NothingToSearch,
+    QueryError,
+    SearchRequest,
+    SearchResults,
+    SearchService,
+    Snippet,
+)
 
 Query = Annotated[
     str | None, Parameter(description="What to look for: words, a phrase or a question.", max_length=20_000)
@@ -177,9 +186,10 @@ def search_page(
         try:
             req = service.validate(wanted)
             results = service.search(req)
+        except NothingToSearch:
+            req = replace(wanted, q="")  # the landing page: examples, no results
         except QueryError as exc:
-            if wanted.q.strip() or wanted.filters.active:
-                error, status = str(exc), 400
+            error, status = str(exc), 400
         title = f"Search: {req.q}" if req.q else "Search"
         if results and results.researcher:
             title += f" — papers by {results.researcher}"

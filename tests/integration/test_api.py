@@ -92,7 +92,7 @@ def test_researchers(api: Api) -> None:
     namesake = _json(api, f"/api/researchers/{api.facts.namesakes[0]}")
     assert [s["id"] for s in namesake["same_name"]] == [api.facts.namesakes[1]]
     _json(api, "/api/researchers/999999999", status=404)
-    _json(api, "/api/researchers/0", status=400)
+    _json(api, "/api/researchers/0", status=404)  # an address that names nothing: 404 (the rule)
     _json(api, "/api/researchers/abc", status=404)  # not an integer: no such route
 
 

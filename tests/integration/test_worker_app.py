@@ -99,7 +99,7 @@ def test_the_app_indexes_in_the_background_and_reports_progress(
         assert hits[0].metadata["arxiv_id"] == ids[1]
 
         assert client.get("/api/ingest/status/2406.99999").status_code == 404
-        assert client.get("/api/ingest/status/not-an-id").status_code == 400
+        assert client.get("/api/ingest/status/not-an-id").status_code == 404
         schema = client.get("/openapi.json").json()
         assert {"/api/ingest/status", "/api/ingest/status/{arxiv_id}"} <= set(schema["paths"])
 
