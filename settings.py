@@ -7,9 +7,10 @@ tests call ``get_settings.cache_clear()`` after changing the environment.
 
 from __future__ import annotations
 
+import re
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -22,6 +23,17 @@ class _Section(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WOVEPAPER_", extra="ignore", frozen=True)
 
 
+def secret(*, description: str, required_in_production: bool = False, min_chars: int = 0) -> Any:
+    """A field holding a credential: never a placeholder in production, set there when required and
+    at least ``min_chars`` long (see :func:`production_problems`)."""
+    extra: dict[str, Any] = {
+        "secret": True,
+        "required_in_production": required_in_production,
+        "min_chars": min_chars,
+    }
+    return Field("", description=description, json_schema_extra=extra)
+
+
 class CoreSettings(_Section):
     environment: Literal["development", "production", "test"] = Field(
         "development", description="`development` enables debug views; `production` refuses unsafe defaults."
@@ -32,6 +44,11 @@ class CoreSettings(_Section):
     )
     demo_data_dir: Path = Field(
         SHARED_DATA, description="The shared real-data folder the demo corpus is ingested from."
+    )
+    debug_views: bool | None = Field(
+        None,
+        description="Show the development views (the search ranking view, `?debug=1`). Empty: on in "
+        "`development` only; refused in `production`.",
     )
 
 
@@ -176,9 +193,7 @@ class EmbeddingSettings(_Section):
         "text-embedding-3-small",
         description="Model name sent to the endpoint (ignored for the bundled model).",
     )
-    embedding_api_key: str = Field(
-        "", description="API key for the endpoint (empty: `OPENAI_API_KEY` or none)."
-    )
+    embedding_api_key: str = secret(description="API key for the endpoint (empty: `OPENAI_API_KEY` or none).")
     embedding_dimensions: int = Field(
         1536, ge=1, description="Vector size the endpoint returns (ignored for the bundled model: 384)."
     )
@@ -245,15 +260,15 @@ class EnrichmentSettings(_Section):
     openalex_mailto: str = Field(
         "", description="Contact e-mail sent to OpenAlex as `mailto` (its polite pool). Empty: none sent."
     )
-    openalex_api_key: str = Field("", description="OpenAlex API key (`api_key` parameter). Empty: none.")
+    openalex_api_key: str = secret(description="OpenAlex API key (`api_key` parameter). Empty: none.")
     openalex_rate_limit: float = Field(
         8.0, gt=0, description="Most OpenAlex requests per second (OpenAlex allows 10)."
     )
     semantic_scholar_base_url: str = Field(
         "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL."
     )
-    semantic_scholar_api_key: str = Field(
-        "", description="Semantic Scholar API key (`x-api-key` header). Empty: the shared, slower pool."
+    semantic_scholar_api_key: str = secret(
+        description="Semantic Scholar API key (`x-api-key` header). Empty: the shared, slower pool."
     )
     semantic_scholar_rate_limit: float = Field(
         1.0, gt=0, description="Most Semantic Scholar requests per second (1 with a key; 429s back off)."
@@ -339,6 +354,19 @@ class SearchSettings(_Section):
     search_max_query_chars: int = Field(
         300, ge=10, le=10_000, description="Longest query accepted (characters); longer ones get a 400."
     )
+    search_concurrency: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="Searches one web process runs at once (they are CPU-heavy). 0: one per core.",
+    )
+    search_queue: int = Field(
+        16,
+        ge=0,
+        le=10_000,
+        description="Searches that may wait for a free slot; beyond that a search gets a 503 with "
+        "`Retry-After` at once, rather than queueing without bound.",
+    )
     lexical_k1: float = Field(
         1.2, gt=0, description="BM25 k1 (term-frequency saturation) of the lexical index."
     )
@@ -366,11 +394,12 @@ class AuthSettings(_Section):
     """Sign-in: sessions, the local sign-in link and the providers. A provider is on when its client
     id is set; see the README's *Sign-in* section for each provider's callback URL."""
 
-    secret_key: str = Field(
-        "",
+    secret_key: str = secret(
         description="Secret that keys the session store (session ids are stored as an HMAC of it, so a "
         "copy of the store holds no usable cookie). Empty: a random key kept in `<data_dir>/secret_key` "
         "(development only; production refuses it).",
+        required_in_production=True,
+        min_chars=32,
     )
     session_idle_minutes: float = Field(
         60 * 24 * 7, gt=0, description="A session unused for this long is signed out (default 7 days)."
@@ -398,10 +427,10 @@ class AuthSettings(_Section):
     )
     oidc_name: str = Field("OpenID Connect", description="Name of that provider on the sign-in page.")
     oidc_client_id: str = Field("", description="Client id registered with that provider.")
-    oidc_client_secret: str = Field("", description="Client secret registered with that provider.")
+    oidc_client_secret: str = secret(description="Client secret registered with that provider.")
     oidc_scopes: str = Field("openid email profile", description="Scopes asked of that provider.")
     github_client_id: str = Field("", description="GitHub OAuth app client id. Empty: GitHub off.")
-    github_client_secret: str = Field("", description="GitHub OAuth app client secret.")
+    github_client_secret: str = secret(description="GitHub OAuth app client secret.")
     github_url: str = Field(
         "https://github.com", description="GitHub's web address (GitHub Enterprise: your server)."
     )
@@ -409,9 +438,9 @@ class AuthSettings(_Section):
         "https://api.github.com", description="GitHub's API address (GitHub Enterprise: `<server>/api/v3`)."
     )
     google_client_id: str = Field("", description="Google OAuth client id. Empty: Google off.")
-    google_client_secret: str = Field("", description="Google OAuth client secret.")
+    google_client_secret: str = secret(description="Google OAuth client secret.")
     orcid_client_id: str = Field("", description="ORCID client id. Empty: ORCID off.")
-    orcid_client_secret: str = Field("", description="ORCID client secret.")
+    orcid_client_secret: str = secret(description="ORCID client secret.")
     orcid_issuer: str = Field(
         "https://orcid.org", description="ORCID's issuer (the sandbox: `https://sandbox.orcid.org`)."
     )
@@ -527,6 +556,12 @@ class Settings:
     def public_url(self) -> str:
         return (self.server.public_url or f"http://{self.server.host}:{self.server.port}").rstrip("/")
 
+    @property
+    def debug_views(self) -> bool:
+        if self.core.debug_views is not None:
+            return self.core.debug_views
+        return self.core.environment == "development"
+
 
 SECTIONS: tuple[type[_Section], ...] = (
     CoreSettings,
@@ -551,3 +586,69 @@ SECTIONS: tuple[type[_Section], ...] = (
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+# -- production mode -----------------------------------------------------------------------------
+
+# Values people leave in example configurations instead of a real credential.
+_PLACEHOLDER = re.compile(
+    r"^(?:change[-_ ]?me|changeit|replace[-_ ]?me|secret|password|placeholder|todo|tbd|example|dummy|test"
+    r"|x+|0+|1234\d*|<.*>|\$\{.*\}|your[-_ ].*|.*[-_]here)$",
+    re.IGNORECASE,
+)
+
+
+class UnsafeSettings(RuntimeError):
+    """``WOVEPAPER_ENVIRONMENT=production`` with settings that are not safe to serve with."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"refusing to start in production: {len(problems)} unsafe setting(s)\n{lines}")
+
+
+def production_problems(settings: Settings) -> list[str]:
+    """Every reason these settings are unsafe to serve in production (empty outside production).
+
+    The one list of production rules: a new concern (sign-in, chat) adds its checks here, and
+    :func:`check_production` refuses to start while any holds."""
+    if settings.core.environment != "production":
+        return []
+    problems = []
+    if settings.debug_views:
+        problems.append("WOVEPAPER_DEBUG_VIEWS is on: the search ranking view would be public")
+    if settings.database.database_echo:
+        problems.append("WOVEPAPER_DATABASE_ECHO is on: every SQL statement and its values would be logged")
+    if not settings.server.public_url.lower().startswith("https://"):
+        shown = settings.server.public_url or f"empty, so {settings.public_url}"
+        problems.append(
+            f"WOVEPAPER_PUBLIC_URL must be the site's https:// address (it is {shown}): session cookies "
+            "would be sent without Secure"
+        )
+    if "local_signin" in settings.auth.model_fields_set and settings.auth.local_signin:
+        problems.append("WOVEPAPER_LOCAL_SIGNIN is on: the local sign-in link is for local development only")
+    sections = [getattr(settings, n) for n, m in vars(Settings).items() if isinstance(m, cached_property)]
+    for values in sections:
+        for name, field in type(values).model_fields.items():
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            if not extra.get("secret"):
+                continue
+            value = str(getattr(values, name) or "").strip()
+            short = len(value) < int(extra.get("min_chars") or 0) or (
+                extra.get("min_chars") and len(set(value)) < 8
+            )
+            if not value and extra.get("required_in_production"):
+                problems.append(f"WOVEPAPER_{name.upper()} is not set; production needs the real secret")
+            elif value and (_PLACEHOLDER.match(value) or short):
+                problems.append(
+                    f"WOVEPAPER_{name.upper()} looks like a placeholder, not a secret; use at least "
+                    f"{max(int(extra.get('min_chars') or 0), 16)} random characters (e.g. "
+                    "`python -c 'import secrets; print(secrets.token_hex(32))'`)"
+                )
+    return problems
+
+
+def check_production(settings: Settings) -> None:
+    """Raise :class:`UnsafeSettings` listing every problem at once (nothing when there are none)."""
+    if problems := production_problems(settings):
+        raise UnsafeSettings(problems)

@@ -6,7 +6,7 @@ import click
 import uvicorn
 
 from catalog.db import open_catalogue
-from settings import get_settings
+from settings import UnsafeSettings, check_production, get_settings
 
 
 @click.group()
@@ -18,6 +18,11 @@ def cli() -> None:
 def serve() -> None:
     """Bring the catalogue schema up to date and serve the app."""
     settings = get_settings()
+    try:
+        check_production(settings)
+    except UnsafeSettings as exc:
+        click.echo(f"wovepaper: {exc}", err=True)  # the list, not a traceback
+        raise SystemExit(2) from None
     open_catalogue(settings).dispose()
     click.echo(f"wovepaper is serving on {settings.public_url}", err=True)
     uvicorn.run(

@@ -21,9 +21,9 @@ from typing import Any, cast
 
 from litestar import Litestar, Request
 from litestar.exceptions import NotFoundException
-from litestar.response import Redirect
 from litestar.types import HTTPScope, Message, Receive, Scope, Send
 
+from app.errors import MovedPermanently
 from app.negotiation import MD_SUFFIX_FLAG
 from app.rendering import header_url
 
@@ -90,7 +90,7 @@ def _without_body(send: Send) -> Send:
     return send_headers_only
 
 
-async def checked_request(request: Request[Any, Any, Any]) -> Redirect | None:
+async def checked_request(request: Request[Any, Any, Any]) -> None:
     """App-wide ``before_request`` hook, after routing and before any parameter is parsed:
 
     - a path with control characters is 404;
@@ -103,7 +103,7 @@ async def checked_request(request: Request[Any, Any, Any]) -> Redirect | None:
     if _CONTROL.search(request.scope["path"]):
         raise NotFoundException(detail="An address cannot contain control characters.")
     if (target := state.get(CANONICAL_FLAG)) is not None:
-        return Redirect(header_url(target), status_code=301)
+        # Raised, not returned: a hook's return value is serialised as the handler's own data.
+        raise MovedPermanently(target)
     if state.get(MD_SUFFIX_FLAG) and not request.route_handler.opt.get(PAGE_OPT):
         raise NotFoundException(detail="there is no markdown variant of this address")
-    return None

@@ -54,7 +54,19 @@ class PaperNotHarvested(HTTPException):
     status_code = 404
 
 
-def _status_and_detail(exc: Exception) -> tuple[int, str, list[Any] | None, dict[str, str]]:
+class MovedPermanently(HTTPException):
+    """The request used another spelling of an address (``/about/``): 301 to the canonical one."""
+
+    status_code = 301
+
+    def __init__(self, target: str) -> None:
+        super().__init__(detail=f"Moved permanently to {target}")
+        self.location = header_url(target)
+
+
+def _status_and_detail(
+    request: Request[Any, Any, Any], exc: Exception
+) -> tuple[int, str, list[Any] | None, dict[str, str]]:
     if isinstance(exc, LimitExceeded):
         return (
             HTTP_429_TOO_MANY_REQUESTS,
@@ -64,7 +76,11 @@ def _status_and_detail(exc: Exception) -> tuple[int, str, list[Any] | None, dict
         )
     if isinstance(exc, HTTPException):
         extra = exc.extra if isinstance(exc.extra, list) else None
-        return exc.status_code, exc.detail, extra, dict(exc.headers or {})
+        detail = exc.detail
+        if isinstance(exc, ValidationException) and (messages := _validation_messages(request, extra)):
+            # Litestar's own detail only repeats the URL; say which parameter is wrong and how.
+            detail = "Invalid parameter: " + "; ".join(messages)
+        return exc.status_code, detail, extra, dict(exc.headers or {})
     if isinstance(exc, RedisError):
         log.warning("redis unavailable: %s", exc)
         return (
@@ -94,17 +110,30 @@ def _wants_json(request: Request[Any, Any, Any]) -> bool:
     )
 
 
-def _validation_messages(extra: list[Any] | None) -> list[str]:
+def _validation_messages(request: Request[Any, Any, Any], extra: list[Any] | None) -> list[str]:
+    """``from: Invalid RFC3339 encoded date``: each problem under the name the address uses."""
+    handler = request.scope.get("route_handler")
+    signature = getattr(handler, "parsed_fn_signature", None)
+    aliases = {
+        name: alias
+        for name, field in (signature.parameters.items() if signature else ())
+        if (
+            alias := getattr(field.kwarg_definition, "name", None)
+            or getattr(field.kwarg_definition, "query", None)
+        )
+    }
     messages = []
     for item in extra or []:
         if isinstance(item, dict):
             key, message = item.get("key"), item.get("message")
-            messages.append(f"{key}: {message}" if key else str(message))
+            messages.append(f"{aliases.get(key, key)}: {message}" if key else str(message))
     return messages
 
 
 def exception_to_response(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    status, detail, extra, headers = _status_and_detail(exc)
+    if isinstance(exc, MovedPermanently):
+        return Response(content=b"", status_code=301, headers={"location": exc.location})
+    status, detail, extra, headers = _status_and_detail(request, exc)
     if isinstance(exc, SignInRequired) and not exc.bearer_only and not _wants_json(request):
         # A browser reaching a page that needs a sign-in goes to the sign-in page and comes back.
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -120,7 +149,7 @@ def exception_to_response(request: Request[Any, Any, Any], exc: Exception) -> Re
             content={"status_code": status, "detail": detail}, status_code=status, headers=headers
         )
     fmt, _suffix = request_format(request)
-    messages = _validation_messages(extra) if isinstance(exc, ValidationException) else []
+    messages = _validation_messages(request, extra) if isinstance(exc, ValidationException) else []
     view = View(
         template="error",
         title=TITLES.get(status, "Something went wrong" if status >= 500 else "That didn’t work"),

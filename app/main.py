@@ -16,7 +16,6 @@ from litestar.template import TemplateConfig
 
 from app.asgi import Wovepaper, checked_request
 from app.auth import wiring as auth_wiring
-from app.auth.production import auth_production_problems
 from app.controllers import (
     account,
     agents,
@@ -37,15 +36,16 @@ from app.rendering import PageCache, Pages, environments, provide_pages
 from app.security import security_headers
 from app.services import lifespan, provide_db, provide_services
 from app.site import Site
-from settings import Settings, get_settings
+from settings import Settings, check_production, get_settings
 
 HERE = Path(__file__).resolve().parent
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
+    """The app; refuses (``UnsafeSettings``, every problem listed) to be built for production with
+    unsafe settings, whichever server runs it."""
     settings = settings or get_settings()
-    if settings.core.environment == "production" and (problems := auth_production_problems(settings)):
-        raise RuntimeError("refusing to start in production:\n- " + "\n- ".join(problems))
+    check_production(settings)
     site = Site.from_settings(settings)
     auth = auth_wiring.auth_parts(settings)
     html, markdown = environments(HERE / "templates", site)
@@ -77,6 +77,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *signin.ROUTE_HANDLERS,
             *account.ROUTE_HANDLERS,
             *follows.ROUTE_HANDLERS,
+            health.readyz,
             create_static_files_router(
                 path="/static",
                 directories=[HERE / "static"],
@@ -107,6 +108,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
     app.state.pages = Pages(site, html, markdown, page_cache, settings)
     app.state.auth = auth.state
+    search_controller.document_limits(app.openapi_schema, settings)
     return app
 
 

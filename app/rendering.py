@@ -7,7 +7,7 @@ printed value is markdown-escaped unless it was built as :class:`markupsafe.Mark
 the request (see :mod:`app.negotiation`). Rendered pages are kept in a small in-process LRU cache for
 a few seconds, so a burst of requests for the same page costs one set of queries.
 
-Reuse for a new page (e.g. ``/search``): write ``search.html`` extending ``base.html`` and
+Reuse for a new page: write ``search.html`` extending ``base.html`` and
 ``search.md`` extending ``base.md``, declare an ``async`` route with ``opt={PAGE_OPT: True}``, and
 return ``await pages.serve(request, lambda db: View(...))`` from it (``db`` is a catalogue session;
 the builder runs in a worker thread, never on the event loop).
@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,21 +318,27 @@ class Pages:
             self.cache.put(key, rendered)
         return rendered.asgi()
 
-    def respond(
-        self, request: Request[Any, Any, Any], build: Callable[[], View | Redirect]
-    ) -> Response[bytes]:
-        """:meth:`serve` for a handler that already runs in a worker thread (``sync_to_thread``)
-        and brings its own data (``build`` takes no session)."""
+    async def serve_with(
+        self,
+        request: Request[Any, Any, Any],
+        build: Callable[[], View | Redirect],
+        run: Callable[[Callable[[], tuple[Rendered, bool]]], Awaitable[tuple[Rendered, bool]]],
+    ) -> ASGIResponse:
+        """:meth:`serve` for a page that brings its own data (``build`` takes no session) and is
+        built where ``run`` puts it (search: its :class:`app.admission.WorkGate`); a page in the
+        cache is answered on the event loop without it."""
         fmt, suffix = request_format(request)
         if (personal := page_context(request)) is not None:
-            return self._finish(build(), fmt, suffix, personal)[0].response()
+            # Signed in: built for this person (still through ``run``), never from or into the cache.
+            rendered, _ = await run(lambda: self._finish(build(), fmt, suffix, personal))
+            return rendered.asgi()
         key = (fmt, suffix, request.scope["path"], request.scope.get("query_string", b""))
         if (hit := self.cache.get(key)) is not None:
-            return hit.response()
-        rendered, keep = self._finish(build(), fmt, suffix)
+            return hit.asgi()
+        rendered, keep = await run(lambda: self._finish(build(), fmt, suffix))
         if keep:
             self.cache.put(key, rendered)
-        return rendered.response()
+        return rendered.asgi()
 
     def _produce(
         self,

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.admission import WorkGate
+from app.readiness import Check, Readiness
 from catalog.db import make_engine, session_factory
+from catalog.queries import count_papers
+from coordination.redis import sync_client
 from indexing.contract import WorkerHandle
 from indexing.wiring import make_embedder, open_store, start_in_thread
 from retrieval.embedder import Embedder
@@ -38,6 +42,21 @@ class Services:
     worker: WorkerHandle | None = None
     # Hybrid search (lexical index + dense retrieval over ``store``), see retrieval.search.
     search: SearchService | None = None
+    # Searches run through this gate: bounded concurrency, the excess shed with a 503.
+    search_gate: WorkGate = field(init=False)
+    # What ``/readyz`` checks; a new dependency registers its check where its client is opened.
+    readiness: Readiness = field(init=False)
+
+    def __post_init__(self) -> None:
+        conf = self.settings.search
+        self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
+        self.readiness = Readiness(
+            [
+                Check("catalogue", self._catalogue_ready),
+                Check("vector index", self._store_ready),
+                Check("redis", self._redis_ready, required=bool(self.settings.redis.redis_url)),
+            ]
+        )
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -55,6 +74,23 @@ class Services:
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
         return services
+
+    def _catalogue_ready(self) -> str:
+        with self.sessions() as session:
+            session.execute(text("SELECT 1"))
+            return f"{count_papers(session):,} papers"
+
+    def _store_ready(self) -> str:
+        self.store.ping()
+        return f"collection {self.store.name} answers"
+
+    def _redis_ready(self) -> str:
+        client = sync_client(self.settings)
+        if client is None:
+            return "not configured (queue, caches and limits are in-process)"
+        with client:
+            client.ping()
+        return "answers"
 
     def close(self) -> None:
         if self.worker is not None:

@@ -59,10 +59,6 @@ class QueryError(ValueError):
     """A query or parameter the search cannot run; the message is for the person who sent it."""
 
 
-class NothingToSearch(QueryError):
-    """No query (after cleaning) and no filter: the search page shows its examples instead."""
-
-
 @dataclass(frozen=True, slots=True)
 class RankConfig:
     method: Method = "convex"
@@ -146,13 +142,13 @@ class Ranker:
         lexical_count = 0
         if mode in ("hybrid", "bm25"):
             if self.lexical is None:
-                notes.append("the lexical index is not available")
+                notes.append("the lexical index is not available; results may be incomplete")
             else:
                 lexical_count = self._lexical(query, allowed, lexical_scores, lexical_raw, chunk_hits)
         hits: list[DenseHit] = []
         if mode in ("hybrid", "dense"):
             if self.dense is None:
-                notes.append("the vector index is not available")
+                notes.append("the vector index is not available; results may be incomplete")
             else:
                 hits = self._dense(query, dense_k or config.dense_k, where, vector, allowed, notes)
         dense_scores = _best_per_paper(hits)
@@ -211,7 +207,7 @@ class Ranker:
         try:
             hits = self.dense.search(query, k=k, where=where, vector=vector)
         except (StoreError, EmbedderError) as exc:  # lexical results still answer the query
-            notes.append(f"the vector index did not answer ({exc})")
+            notes.append(f"the vector index did not answer ({exc}); results may be incomplete")
             return []
         return [h for h in hits if allowed is None or h.arxiv_id in allowed]
 
@@ -380,6 +376,14 @@ def clean_query(raw: str, *, max_chars: int) -> str:
     return text
 
 
+def _filter_notes(filters: SearchFilters) -> list[str]:
+    """What the person should know about filters that cannot match (an answer, not an error:
+    each parameter is valid on its own)."""
+    if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+        return ["the date range is empty (`from` is after `to`), so no paper can match"]
+    return []
+
+
 class SearchService:
     """Search as the app serves it. It only reads the lexical index: the indexing worker writes it
     and keeps it in step with the catalogue."""
@@ -402,13 +406,8 @@ class SearchService:
             raise QueryError("page must be 1 or more")
         if not 1 <= request.size <= self.limits.max_page_size:
             raise QueryError(f"size must be between 1 and {self.limits.max_page_size}")
-        f = request.filters
-        if f.date_from and f.date_to and f.date_from > f.date_to:
-            raise QueryError("the date range is empty: `from` is after `to`")
-        q = clean_query(request.q, max_chars=self.limits.max_query_chars)
-        if not q and not f.active:
-            raise NothingToSearch("give a query (q) or at least one filter")
-        return replace(request, q=q)
+        # No query (after cleaning) lists the papers newest first, all of them without a filter.
+        return replace(request, q=clean_query(request.q, max_chars=self.limits.max_query_chars))
 
     def search(self, request: SearchRequest) -> SearchResults:
         started = time.perf_counter()
@@ -420,7 +419,9 @@ class SearchService:
                 else None
             )
             if not request.q:
-                return self._listing(session, request, researcher, started)
+                results = self._listing(session, request, researcher, started)
+                results.notes.extend(_filter_notes(request.filters))
+                return results
             allowed = allowed_papers(session, request.filters)
             notes: list[str] = []
             if allowed is not None and not allowed:
@@ -431,6 +432,7 @@ class SearchService:
                     request.q, mode=request.mode, allowed=allowed, where=where, dense_k=dense_k
                 )
                 candidates, notes = ranking.candidates, ranking.notes
+            notes = [*_filter_notes(request.filters), *notes]
             capped = len(candidates) > self.limits.max_results
             pool = candidates[: self.limits.max_results]
             if request.sort == "newest" and pool:
@@ -479,7 +481,7 @@ class SearchService:
     def _listing(
         self, session: Session, request: SearchRequest, researcher: str | None, started: float
     ) -> SearchResults:
-        """No query but filters: the filtered papers, newest first."""
+        """No query: the papers the filters allow (every paper without one), newest first."""
         start = (request.page - 1) * request.size
         ids, total = newest_matching(session, request.filters, offset=start, limit=request.size)
         papers = result_papers(session, ids)

@@ -12,7 +12,8 @@
 - **Limits** — :mod:`coordination.limits` (``hit``/``charge``/``slot``) through
   ``auth_state(request).limiter``; :func:`enforce` for ``COUNT/SECONDS`` settings;
   :class:`~coordination.limits.LimitExceeded` becomes 429 with ``Retry-After`` in :mod:`app.errors`.
-- **Production** — :func:`auth_production_problems` lists what sign-in refuses in production.
+- **Production** — what sign-in refuses in production (no real ``WOVEPAPER_SECRET_KEY``, a public URL
+  that is not https, the local sign-in link switched on) is in ``settings.production_problems``.
 
 Authlib is used only in :mod:`app.auth.oauth`, joserfc only in :mod:`app.auth.id_tokens`.
 """
@@ -27,7 +28,6 @@ from app.auth.guards import (
     signed_in,
     token_only,
 )
-from app.auth.production import auth_production_problems
 from app.auth.requester import AUTH_OPT, Actor, requester
 from app.auth.wiring import auth_state, client_of, enforce
 
@@ -38,7 +38,6 @@ __all__ = [
     "InsufficientScope",
     "SignInRequired",
     "actor_of",
-    "auth_production_problems",
     "auth_state",
     "client_of",
     "csrf_token",

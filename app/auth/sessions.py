@@ -279,7 +279,7 @@ class SQLiteStore(Store):
 def secret_key(settings: Settings) -> bytes:
     """The configured secret, or (development) a random one kept in ``<data_dir>/secret_key`` so a
     restart keeps everyone signed in. Production refuses to start without a real one
-    (:func:`app.auth.production.auth_production_problems`)."""
+    (:func:`settings.production_problems`)."""
     if settings.auth.secret_key:
         return settings.auth.secret_key.encode()
     path = settings.core.data_dir / "secret_key"

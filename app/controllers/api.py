@@ -234,6 +234,12 @@ class Institution:
     markdown_url: str
 
 
+def utc(moment: dt.datetime | None) -> dt.datetime | None:
+    """A catalogue time as JSON states it: the catalogue keeps UTC without an offset (SQLite has no
+    time zones); the schema's ``date-time`` needs one."""
+    return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
+
+
 def _paper_item(site: Site, p: PaperSummary) -> PaperItem:
     authors = [Author(a.name, a.researcher_id, site.url(a.path) if a.path else None) for a in p.authors]
     return PaperItem(
@@ -266,7 +272,7 @@ def _paper(site: Site, p: PaperDetail) -> Paper:
         abstract=p.abstract,
         authors=authors,
         categories=p.categories,
-        versions=[Version(v.number, v.submitted_at, v.size) for v in p.versions],
+        versions=[Version(v.number, utc(v.submitted_at), v.size) for v in p.versions],
         latest_version=p.latest_version,
         published_on=p.published_on,
         updated_on=p.updated_on,

@@ -13,6 +13,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 from sqlalchemy.orm import Session
 
+from app.controllers.api import utc
 from app.services import DB, AppServices, Services
 from catalog import arxiv_ids
 from catalog.indexing import IndexingProgress, PaperIndexStatus, failures, indexing_progress, paper_status
@@ -98,7 +99,7 @@ def _paper(s: PaperIndexStatus) -> PaperStatus:
         chunks=s.chunks,
         hidden_text_passages=s.hidden_text,
         abstract_indexed=s.abstract_indexed,
-        updated_at=s.updated_at,
+        updated_at=utc(s.updated_at),
     )
 
 

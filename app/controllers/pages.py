@@ -67,7 +67,8 @@ ROUTES: tuple[RouteDoc, ...] = (
     ),
     RouteDoc("/rss/{name}", "RSS 2.0: `latest.xml`, or `<category>.xml` such as `cs.LG.xml`."),
     RouteDoc("/openapi.json", "OpenAPI 3.1 description of the JSON API."),
-    RouteDoc("/healthz", "Liveness and catalogue readiness (JSON)."),
+    RouteDoc("/healthz", "Liveness: the process answers (JSON, never waits for the catalogue)."),
+    RouteDoc("/readyz", "Readiness: the catalogue, the vector index and Redis answer (JSON; 503 when not)."),
     RouteDoc("/api/papers", "JSON: newest papers; `category`, `page`, `size`."),
     RouteDoc("/api/papers/{arxiv_id}", "JSON: one paper by arXiv id (new style, optional version)."),
     RouteDoc(

@@ -1,43 +1,52 @@
 """Search: the ``/search`` page (HTML or markdown, no sign-in) and ``/api/search`` (JSON).
 
-Both call :class:`retrieval.search.SearchService`. A query that cannot run (too long, a bad mode or
-sort, an empty date range, a page size over the limit) gets a 400 with a sentence saying what to
-change; a query that finds nothing is an ordinary empty result. Parameters the framework cannot
-parse (``page=abc``, ``from=yesterday``) get Litestar's 400. In development
-(``WOVEPAPER_ENVIRONMENT=development``) ``?debug=1`` shows how each hit was ranked: its lexical,
-dense and fused ranks and the chunks behind it.
+Both call :class:`retrieval.search.SearchService` through the search gate (:mod:`app.admission`):
+at most ``WOVEPAPER_SEARCH_CONCURRENCY`` searches run at once, ``WOVEPAPER_SEARCH_QUEUE`` more
+wait, and the rest get a 503 with ``Retry-After`` (a cached search page skips the gate). A query
+that cannot run (too long, a page size over the limit) gets a 400 with a sentence saying what to
+change; parameters the framework cannot parse (``page=abc``, ``from=yesterday``, ``sort=oldest``)
+get a 400 naming the parameter; a query that finds nothing (an empty date range included) is an
+ordinary empty result. With the debug views on (``WOVEPAPER_DEBUG_VIEWS``, on in development)
+``?debug=1`` shows how each hit was ranked: its lexical, dense and fused ranks and the chunks.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Request, Response, get
+from litestar import Request, get
 from litestar.exceptions import ClientException, ServiceUnavailableException
+from litestar.openapi.spec import OpenAPI, Schema
+from litestar.openapi.spec import Parameter as OpenAPIParameter
 from litestar.params import Parameter, QueryParameter
 from markupsafe import Markup, escape
 
 from app.asgi import PAGE_OPT
 from app.controllers import ingest_status
-from app.rendering import AppPages, View, markdown_path, md_escape, query_string
+from app.rendering import AppPages, PageAnswer, View, markdown_path, md_escape, query_string
 from app.services import AppServices
 from catalog.queries import paper_path, researcher_path
 from catalog.search_queries import SearchFilters
 from retrieval.search import (
     MODES,
     SORTS,
-    NothingToSearch,
+    Mode,
     QueryError,
     SearchRequest,
     SearchResults,
     SearchService,
     Snippet,
+    Sort,
 )
+from settings import Settings
 
+# The query length and page size limits are settings: the framework checks the widest value a
+# setting may take, the service the configured one, and :func:`document_limits` writes the
+# configured one into the OpenAPI schema.
 Query = Annotated[
-    str | None, Parameter(description="What to look for: words, a phrase or a question.", max_length=20_000)
+    str | None, Parameter(description="What to look for: words, a phrase or a question.", max_length=10_000)
 ]
 CategoryParam = Annotated[
     str | None,
@@ -60,15 +69,12 @@ Debug = Annotated[bool, QueryParameter(description="Development only: show how e
 ResearcherParam = Annotated[
     int | None, Parameter(ge=1, le=2_147_483_647, description="Only papers by this researcher id.")
 ]
-SortParam = Annotated[str, Parameter(description="`relevance` (default) or `newest`.", max_length=16)]
+SortParam = Annotated[Sort, Parameter(description="`relevance` (default) or `newest`.")]
 ModeParam = Annotated[
-    str,
-    Parameter(
-        description="`hybrid` (default), `bm25` (lexical only) or `dense` (embedding only).", max_length=16
-    ),
+    Mode, Parameter(description="`hybrid` (default), `bm25` (lexical only) or `dense` (embedding only).")
 ]
 PageParam = Annotated[int, Parameter(ge=1, le=10_000, description="1-based page number.")]
-SizeParam = Annotated[int | None, Parameter(ge=1, le=1000, description="Results per page.")]
+SizeParam = Annotated[int | None, Parameter(ge=1, le=200, description="Results per page.")]
 
 EXAMPLES = (
     "adaptive estimates of lower-order moments for stochastic optimization",
@@ -85,8 +91,8 @@ def _request(
     date_from: dt.date | None,
     date_to: dt.date | None,
     researcher: int | None,
-    sort: str,
-    mode: str,
+    sort: Sort,
+    mode: Mode,
     page: int,
     size: int | None,
 ) -> SearchRequest:
@@ -95,10 +101,10 @@ def _request(
         filters=SearchFilters(
             category=category or None, date_from=date_from, date_to=date_to, researcher_id=researcher
         ),
-        sort=sort,  # type: ignore[arg-type] # validated by the service
+        sort=sort,
         page=page,
         size=size or services.settings.search.search_page_size,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
     )
 
 
@@ -153,13 +159,8 @@ def highlight_md(snippet: Snippet) -> Markup:
     return Markup("".join(out))  # noqa: S704 - every piece was escaped by md_escape
 
 
-@get(
-    "/search",
-    sync_to_thread=True,
-    include_in_schema=False,
-    opt={PAGE_OPT: True},
-)
-def search_page(
+@get("/search", include_in_schema=False, opt={PAGE_OPT: True})
+async def search_page(
     request: Request[Any, Any, Any],
     pages: AppPages,
     services: AppServices,
@@ -173,9 +174,9 @@ def search_page(
     page: PageParam = 1,
     size: SizeParam = None,
     debug: Debug = False,
-) -> Response[bytes]:
+) -> PageAnswer:
     wanted = _request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
-    show_debug = debug and services.settings.core.environment == "development"
+    show_debug = debug and services.settings.debug_views
 
     def build() -> View:
         service = _service(services)
@@ -185,9 +186,8 @@ def search_page(
         req = wanted
         try:
             req = service.validate(wanted)
-            results = service.search(req)
-        except NothingToSearch:
-            req = replace(wanted, q="")  # the landing page: examples, no results
+            if req.q or req.filters.active:  # otherwise the landing page: examples, no results
+                results = service.search(req)
         except QueryError as exc:
             error, status = str(exc), 400
         title = f"Search: {req.q}" if req.q else "Search"
@@ -214,7 +214,7 @@ def search_page(
                 "indexing": indexing,
                 "error": error,
                 "debug": show_debug,
-                "development": services.settings.core.environment == "development",
+                "development": services.settings.debug_views,
                 "examples": EXAMPLES,
                 "modes": MODES,
                 "sorts": SORTS,
@@ -231,7 +231,7 @@ def search_page(
             cacheable=not show_debug,
         )
 
-    return pages.respond(request, build)
+    return await pages.serve_with(request, build, services.search_gate.run)
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -375,16 +375,16 @@ def _answer(results: SearchResults, site_url: Any) -> SearchAnswer:
 
 @get(
     "/api/search",
-    sync_to_thread=True,
     tags=["search"],
     summary="Search papers (hybrid lexical + semantic)",
     description="Papers ranked for a query by BM25 and embeddings fused, with filters, sorting and "
     "pagination. Each item carries its best-matching passage (with page numbers for full text) and "
-    "the chunk hits behind it. Without `q`, at least one filter is needed: the filtered papers come "
-    "newest first. An unusable query or parameter gets a 400 saying what to change.",
-    raises=[ClientException],
+    "the chunk hits behind it. Without `q` the papers the filters allow (all papers without one) come "
+    "newest first. An unusable query or parameter gets a 400 saying what to change; when the server "
+    "is running as many searches as it can, a 503 with `Retry-After`.",
+    raises=[ServiceUnavailableException],  # 400 (a parameter to change) is documented by Litestar
 )
-def search_api(
+async def search_api(
     pages: AppPages,
     services: AppServices,
     q: Query = None,
@@ -399,10 +399,22 @@ def search_api(
 ) -> SearchAnswer:
     wanted = _request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
     try:
-        results = _service(services).search(wanted)
+        results = await services.search_gate.run(_service(services).search, wanted)
     except QueryError as exc:
         raise ClientException(detail=str(exc)) from exc
     return _answer(results, pages.site.url)
+
+
+def document_limits(schema: OpenAPI, settings: Settings) -> None:
+    """Write this installation's query-length and page-size limits into the OpenAPI schema, so it
+    states what the service enforces (called once, before the schema is first served)."""
+    operation = (schema.paths or {})["/api/search"].get
+    for parameter in (operation.parameters if operation else None) or []:
+        if isinstance(parameter, OpenAPIParameter) and isinstance(parameter.schema, Schema):
+            if parameter.name == "q":
+                parameter.schema.max_length = settings.search.search_max_query_chars
+            elif parameter.name == "size":
+                parameter.schema.maximum = settings.search.search_max_page_size
 
 
 ROUTE_HANDLERS = [search_page, search_api]

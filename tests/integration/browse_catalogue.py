@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from litestar import Litestar
 from litestar.testing import TestClient
 from sqlalchemy import Engine, create_engine, select, text, update
 from sqlalchemy.orm import Session
@@ -356,6 +357,16 @@ def browse(backend: str, shared: Path, work: Path, env: dict[str, str] | None = 
         yield Browse(client, facts, settings, backend)
 
 
+@dataclass(frozen=True)
+class ServedCatalogue:
+    """The test catalogue served by uvicorn on loopback (the ``served_catalogue`` fixture)."""
+
+    base: str
+    facts: Facts
+    settings: Settings
+    backend: str
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -364,11 +375,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(settings: Settings, port: int | None = None) -> Iterator[str]:
-    """The app served by uvicorn on loopback (``port``, or a free one), for clients that speak real HTTP."""
+def served(settings: Settings, port: int | None = None, app: Litestar | None = None) -> Iterator[str]:
+    """The app (``create_app(settings)`` unless given) served by uvicorn on loopback (``port``, or a
+    free one), for clients that speak real HTTP."""
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings),
+            app or create_app(settings),
             host="127.0.0.1",
             port=port or _free_port(),
             log_level="warning",

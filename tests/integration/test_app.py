@@ -59,7 +59,25 @@ def test_bad_page_is_a_client_error(client: TestClient) -> None:
     assert client.get("/papers?page=abc").status_code == 400
 
 
-def test_healthz(client: TestClient) -> None:
+def test_healthz_says_alive_without_the_catalogue(client: TestClient) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "papers": 29}
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz_reports_each_dependency(client: TestClient) -> None:
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "ready"
+    checks = {c["name"]: c for c in body["checks"]}
+    assert list(checks) == ["catalogue", "vector index", "redis"]
+    assert checks["catalogue"]["ok"] and checks["catalogue"]["detail"] == "29 papers"
+    assert checks["vector index"]["ok"] and checks["vector index"]["required"]
+    assert checks["redis"] == {
+        "name": "redis",
+        "ok": True,
+        "required": False,
+        "detail": "not configured (queue, caches and limits are in-process)",
+        "took_ms": checks["redis"]["took_ms"],
+    }

@@ -9,9 +9,9 @@ import pytest
 
 from app.auth.id_tokens import BadIdToken, allowed_algorithms
 from app.auth.local_link import available, is_loopback
-from app.auth.production import auth_production_problems
 from app.auth.requester import client_address, parse_networks
 from app.controllers.signin import safe_next
+from settings import production_problems
 from tests.integration.signin_peers import settings_with
 
 
@@ -72,15 +72,16 @@ def test_the_local_link_is_only_for_loopback_without_providers() -> None:
 
 
 def test_production_refuses_unsafe_sign_in_settings() -> None:
-    unsafe = settings_with({"WOVEPAPER_ENVIRONMENT": "production", "WOVEPAPER_LOCAL_SIGNIN": "true"})
-    problems = " ".join(auth_production_problems(unsafe))
-    assert "SECRET_KEY is not set" in problems and "not https" in problems and "LOCAL_SIGNIN" in problems
-    placeholder = settings_with({"WOVEPAPER_SECRET_KEY": "changeme", "WOVEPAPER_PUBLIC_URL": "https://x.org"})
-    assert "placeholder" in " ".join(auth_production_problems(placeholder))
-    good = settings_with(
-        {"WOVEPAPER_SECRET_KEY": secrets.token_hex(32), "WOVEPAPER_PUBLIC_URL": "https://x.org"}
-    )
-    assert auth_production_problems(good) == []
+    production = {"WOVEPAPER_ENVIRONMENT": "production"}
+    unsafe = settings_with({**production, "WOVEPAPER_LOCAL_SIGNIN": "true"})
+    problems = " ".join(production_problems(unsafe))
+    assert "SECRET_KEY is not set" in problems and "https://" in problems and "LOCAL_SIGNIN" in problems
+    https = {**production, "WOVEPAPER_PUBLIC_URL": "https://x.org"}
+    for weak in ("changeme", "a" * 40, "0123456789abcdef"):  # a placeholder, one letter, too short
+        placeholder = settings_with({**https, "WOVEPAPER_SECRET_KEY": weak})
+        assert "SECRET_KEY looks like a placeholder" in " ".join(production_problems(placeholder)), weak
+    good = settings_with({**https, "WOVEPAPER_SECRET_KEY": secrets.token_hex(32)})
+    assert production_problems(good) == []
 
 
 def test_only_asymmetric_id_token_algorithms_are_accepted() -> None:
