@@ -4,6 +4,8 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha1sum | cut -c1-12)
+# axe-core, the accessibility engine the browser tests inject (npm, pinned by the lock file).
+AXE    := tests/browser/node_modules/axe-core/axe.min.js
 
 .PHONY: run test install services lint bench clean-data
 
@@ -17,7 +19,7 @@ run: $(STAMP)
 	$(BIN)/python -m indexing demo --started-at $(RUN_STARTED)
 	$(BIN)/python -m app serve
 
-test: $(STAMP) services
+test: $(STAMP) services $(AXE)
 	$(BIN)/python -m pytest
 
 install: $(STAMP)
@@ -33,6 +35,10 @@ $(STAMP): pyproject.toml Makefile
 
 services:
 	@scripts/ensure-services.sh
+
+$(AXE): tests/browser/package.json tests/browser/package-lock.json
+	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+	@touch $@
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -49,3 +49,9 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 /usr/bin/chromium --version >/dev/null 2>&1 || { echo "ensure-services: Chromium does not run" >&2; exit 1; }
 echo "ensure-services: Chromium is ready"
+
+# npm installs axe-core, the accessibility engine the browser tests inject (make test runs npm ci).
+if ! command -v npm >/dev/null; then
+  apt_install nodejs npm
+fi
+echo "ensure-services: npm is ready"

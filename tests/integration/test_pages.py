@@ -321,8 +321,9 @@ def test_coauthor_network_picture(site: Browse) -> None:
     rid = site.facts.prolific_researcher
     html = _html(site, f"/researchers/{rid}-paz-escritora")
     page = parse_html(html)
-    svg = page.find("svg", role="img")
-    assert svg, "the network is a picture (inline SVG)"
+    # An inline SVG picture whose co-authors are links: a named group (an "img" may not hold links).
+    svg = page.find("svg", role="group")
+    assert svg and svg[0].attrs.get("aria-labelledby") == "net-title net-desc"
     nodes = page.find("circle", class_="node")
     assert len(nodes) == 3  # Ines Ortega, Jonas Berg, Kai Lindqvist
     assert "Ines Ortega" in page.text and "(9)" in page.text  # 26 papers, shared in turn: 9, 9, 8
