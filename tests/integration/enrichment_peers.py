@@ -7,9 +7,11 @@ Two ways of answering, tried in order:
 1. **Replay**: a request that matches a recorded interaction (method, path, query parameters as a
    multiset, JSON body) gets the recorded status and body, byte for byte (gzip bodies decompressed).
 2. **Protocol fakes** over the recorded objects, for requests no cassette holds (OpenAlex batch
-   filters, S2 batch lookups of other ids, ROR by id): they implement the documented API shapes
-   (OpenAlex ``{"meta", "results"}`` lists and 404s, S2 batch arrays with ``null`` for unknown ids,
-   ROR ``{"errors": [...]}``) and serve the recorded objects unchanged.
+   filters, S2 batch lookups of other ids, ROR by id and search): they implement the documented API
+   shapes (OpenAlex ``{"meta", "results"}`` lists and 404s, S2 batch arrays with ``null`` for unknown
+   ids, ROR ``{"errors": [...]}``) and answer what was asked: OpenAlex's ``select`` keeps only the
+   fields named (so a client that forgets to select a field it reads gets none), a ROR ``query``
+   searches the recorded records' names and pages through them 20 at a time.
 
 Anything else is answered 501 with the request in the body, so a test fails loudly on a request
 nobody recorded.
@@ -172,6 +174,11 @@ def _json(status: int, obj: Any) -> Answer:
 # -- OpenAlex ------------------------------------------------------------------------------------------
 
 
+def _selected(obj: dict[str, Any], fields: list[str]) -> dict[str, Any]:
+    """OpenAlex's ``select``: only the root-level fields named (all of them without one)."""
+    return {k: v for k, v in obj.items() if k in fields} if fields else obj
+
+
 class OpenAlexObjects:
     """Recorded OpenAlex works, authors and institutions, by id and DOI; answers the REST shapes."""
 
@@ -210,20 +217,25 @@ class OpenAlexObjects:
             return None
         parts = path.strip("/").split("/", 1)
         collection, ref = parts[0], (parts[1] if len(parts) > 1 else "")
+        fields = [f for f in query.get("select", "").split(",") if f]
         if collection == "works" and ref:
             key = self.by_doi.get(ref.lower().removeprefix("https://doi.org/")) if "doi.org/" in ref else ref
-            return _json(200, self.works[key]) if key in self.works else self.not_found
+            return self._one(self.works.get(str(key)), fields)
         if collection == "authors" and ref:
-            return _json(200, self.authors[ref]) if ref in self.authors else self.not_found
+            return self._one(self.authors.get(ref), fields)
         if collection == "institutions" and ref:
-            return _json(200, self.institutions[ref]) if ref in self.institutions else self.not_found
+            return self._one(self.institutions.get(ref), fields)
         wanted = query.get("filter", "")
         if collection == "works" and wanted.startswith("doi:"):
             keys = [self.by_doi.get(d.lower()) for d in wanted[4:].split("|")]
-            return self._list([self.works[k] for k in keys if k])
+            return self._list([_selected(self.works[k], fields) for k in keys if k])
         if collection == "authors" and wanted.startswith("openalex:"):
-            return self._list([self.authors[a] for a in wanted[9:].split("|") if a in self.authors])
+            found = [self.authors[a] for a in wanted[9:].split("|") if a in self.authors]
+            return self._list([_selected(a, fields) for a in found])
         return None
+
+    def _one(self, obj: dict[str, Any] | None, fields: list[str]) -> Answer:
+        return _json(200, _selected(obj, fields)) if obj is not None else self.not_found
 
     @staticmethod
     def _list(results: list[dict[str, Any]]) -> Answer:
@@ -324,7 +336,7 @@ class RorObjects:
                 found = _ROR_ID.search(line)
                 if found:
                     self.lines[found.group(1)] = line
-        self.search = json.loads((data / "ror" / "tests_unit__test_data_search_es7_v2.json").read_text())
+        self._names: dict[str, list[str]] | None = None
 
     def __call__(self, method: str, path: str, query: dict[str, str], body: Any) -> Answer | None:
         if method != "GET" or not path.startswith("/v2/organizations"):
@@ -332,19 +344,32 @@ class RorObjects:
         ref = path.removeprefix("/v2/organizations").strip("/")
         if ref:
             if ref in self.lines:
-                record = json.loads(self.lines[ref])
-                record.pop("_source", None)  # provenance added by the data folder, not ROR's
-                return _json(200, record)
+                return _json(200, self._record(ref))
             return _json(404, {"errors": [f"ROR ID 'https://ror.org/{ref}' does not exist"]})
         if "query" in query:
-            hits = self.search["hits"]
-            return _json(
-                200,
-                {
-                    "number_of_results": hits["total"]["value"],
-                    "time_taken": self.search["took"],
-                    "items": [h["_source"] for h in hits["hits"]],
-                    "meta": {},
-                },
-            )
+            return self._search(query["query"], int(query.get("page") or 1))
         return None
+
+    def _record(self, ref: str) -> dict[str, Any]:
+        record: dict[str, Any] = json.loads(self.lines[ref])
+        record.pop("_source", None)  # provenance added by the data folder, not ROR's
+        return record
+
+    def _search(self, text: str, page: int) -> Answer:
+        """Records with a name containing ``text`` (any case): an exact name first, then names that
+        start with it, then the rest, each by name; 20 per page."""
+        if self._names is None:
+            self._names = {
+                ref: sorted(n["value"].lower() for n in self._record(ref).get("names", []))
+                for ref in self.lines
+            }
+        wanted = text.strip().lower()
+
+        def rank(ref: str) -> tuple[int, str]:
+            names = self._names[ref] if self._names else []
+            best = 0 if wanted in names else 1 if any(n.startswith(wanted) for n in names) else 2
+            return best, names[0] if names else ""
+
+        matches = sorted((r for r, names in self._names.items() if any(wanted in n for n in names)), key=rank)
+        items = [self._record(ref) for ref in matches[(page - 1) * 20 : page * 20]]
+        return _json(200, {"number_of_results": len(matches), "time_taken": 1, "items": items, "meta": {}})

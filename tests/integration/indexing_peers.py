@@ -3,18 +3,23 @@
 - :class:`EmbeddingServer`: an OpenAI-compatible ``/v1/embeddings`` endpoint on loopback. The code
   under test talks to it through ``retrieval.embedder.OpenAIEmbedder`` over real HTTP (the way
   production talks to OpenAI or vLLM). Vectors are hashed bags of words, so they are deterministic,
-  fast, and similar texts get similar vectors. A test can make the next calls fail.
+  fast, and similar texts get similar vectors. It answers what was asked, as OpenAI does: the
+  ``model`` it was given, vectors as float lists or as base64 float32 (``encoding_format``; the
+  openai client asks for base64), and a 400 for a request OpenAI would refuse. A test can make the
+  next calls fail.
 - PDFs: small text PDFs drawn with PyMuPDF, and malformed files written byte by byte.
 - Catalogue papers for them, imported through the real importer.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
 import re
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -53,6 +58,7 @@ class EmbeddingServer:
         self.dim = dim
         self.calls = 0
         self.texts = 0
+        self.encodings: list[str] = []  # the encoding_format of each answered request
         self._fail = 0
         self._fail_status = 503
         self.delay = 0.0  # seconds per request: a model's pace, independent of this machine's
@@ -101,11 +107,24 @@ class EmbeddingServer:
         texts = body.get("input")
         if isinstance(texts, str):
             texts = [texts]
-        assert isinstance(texts, list)
+        encoding = body.get("encoding_format", "float")
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return 400, {
+                "error": {"message": "you must provide a model parameter", "type": "invalid_request_error"}
+            }
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
+            return 400, {"error": {"message": "'input' must be a non-empty string or array of strings"}}
+        if encoding not in ("float", "base64"):
+            return 400, {"error": {"message": f"invalid encoding_format {encoding!r}: float or base64"}}
         with self._lock:
             self.texts += len(texts)
+            self.encodings.append(str(encoding))
         data = [
-            {"object": "embedding", "index": i, "embedding": hashed_vector(str(t), self.dim)}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": self._encoded(hashed_vector(t, self.dim), encoding),
+            }
             for i, t in enumerate(texts)
         ]
         return 200, {
@@ -114,6 +133,12 @@ class EmbeddingServer:
             "model": body.get("model"),
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         }
+
+    @staticmethod
+    def _encoded(vector: list[float], encoding: object) -> list[float] | str:
+        if encoding == "base64":  # little-endian float32, as OpenAI sends it
+            return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+        return vector
 
     def start(self) -> EmbeddingServer:
         self._thread.start()

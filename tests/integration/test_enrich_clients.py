@@ -259,6 +259,10 @@ def test_openalex_doi_lookup_and_not_found(openalex: OpenAlexClient, shared_data
     work = openalex.work("10.1023/a:1007154515475")
     assert work.cited_by_count == json.loads(recorded.payload)["cited_by_count"]
     assert work.authorships and work.arxiv_id is None
+    # ``select`` is honoured: only the fields asked for come back, so nothing else is known.
+    slim = openalex.work("10.1023/a:1007154515475", select=["id", "doi"])
+    assert (slim.id, slim.doi) == (work.id, work.doi)
+    assert slim.cited_by_count is None and slim.authorships == ()
     with pytest.raises(NotFound) as missing:
         openalex.work("10.1046/j.1365-2699.2003.00795", select=["open_access", "doi"])
     assert missing.value.status == 404 and "Not Found" in missing.value.message
@@ -312,8 +316,16 @@ def test_ror_client(ror_peer: Peer) -> None:
         client.organization("0000aaa00")
     with pytest.raises(ValueError, match="not a ROR id"):
         client.organization("Stanford")
-    total, records = client.search("monash")
-    assert total == 104332 and records[0].name == "Monash University" and len(records) == 20
+    total, records = client.search("Monash")
+    assert ror_peer.seen[-1].query == [("query", "Monash")]
+    assert records[0].name == "Monash University" and total == len(records) >= 1
+    assert all(any("monash" in name.lower() for name, _kind in r.names()) for r in records)
+    total, universities = client.search("university")
+    assert total > 20 and len(universities) == 20  # one page of the many
+    total, page_two = client.search("university", page=2)
+    assert ror_peer.seen[-1].query == [("page", "2"), ("query", "university")]
+    assert len(page_two) == 20 and not {r.ror_id for r in universities} & {r.ror_id for r in page_two}
+    assert client.search("qxzvbnm") == (0, [])
     client.close()
 
 

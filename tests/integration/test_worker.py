@@ -284,10 +284,10 @@ def test_concurrent_claims_never_share_a_job(engine: Engine) -> None:
 def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_finish(engine: Engine) -> None:
     queue = EmbeddedQueue(engine)
     queue.enqueue([PdfJob("2403.00001").spec()])
-    first = queue.claim("dead-worker", lease=0.2)
-    assert first is not None and queue.claim("other", lease=30) is None  # still leased
-    time.sleep(0.3)
-    second = queue.claim("live-worker", lease=30)
+    start = time.time()  # the queue's clock is given to it: no sleeping through a real lease
+    first = queue.claim("dead-worker", lease=60, now=start)
+    assert first is not None and queue.claim("other", lease=30, now=start + 59) is None  # still leased
+    second = queue.claim("live-worker", lease=30, now=start + 61)
     assert second is not None and second.expired_lease and second.attempts == 2
     assert not queue.complete(first)  # the dead worker's late answer is ignored
     assert queue.complete(second)
@@ -447,3 +447,17 @@ def test_the_eta_uses_the_rate_since_work_began(engine: Engine) -> None:
     assert progress.phase == "abstracts" and progress.abstracts_pending == 10
     assert progress.abstracts_per_minute == pytest.approx(60, rel=0.05)
     assert progress.eta_seconds == pytest.approx(10, rel=0.05)
+
+
+def test_the_endpoint_embedder_decodes_what_the_endpoint_sends(configure, peer: EmbeddingServer) -> None:
+    """The openai client asks for base64 float32 vectors; the peer answers in the format asked (as
+    OpenAI does), so a client that misread either format would get other vectors than these."""
+    from tests.integration.indexing_peers import hashed_vector
+
+    embedder = make_embedder(configure())
+    before = len(peer.encodings)
+    texts = ["sparse attention for long documents", "a queue of jobs"]
+    vectors = embedder.embed(texts)
+    assert peer.encodings[before:] == ["base64"]
+    for text, vector in zip(texts, vectors, strict=True):
+        assert vector == pytest.approx(hashed_vector(text, peer.dim), abs=1e-6)
