@@ -232,11 +232,12 @@ def count_tokens(text: str) -> int | None:
 
 
 class PageCache:
-    """A thread-safe LRU of rendered pages that expire ``ttl`` seconds after rendering."""
+    """A thread-safe LRU of rendered pages that expire ``ttl`` seconds after rendering (by ``clock``)."""
 
-    def __init__(self, ttl: float, entries: int) -> None:
+    def __init__(self, ttl: float, entries: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
         self.entries = entries
+        self.clock = clock
         self._items: OrderedDict[Hashable, tuple[float, Rendered]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -252,7 +253,7 @@ class PageCache:
             if found is None:
                 return None
             expires, rendered = found
-            if expires < time.monotonic():
+            if expires < self.clock():
                 del self._items[key]
                 return None
             self._items.move_to_end(key)
@@ -262,7 +263,7 @@ class PageCache:
         if not self.enabled:
             return
         with self._lock:
-            self._items[key] = (time.monotonic() + self.ttl, rendered)
+            self._items[key] = (self.clock() + self.ttl, rendered)
             self._items.move_to_end(key)
             while len(self._items) > self.entries:
                 self._items.popitem(last=False)

@@ -88,7 +88,10 @@ class Campaign:
         self.engine = engine
         self.kills = 0
         self.starts = 0
-        self.rng = random.Random(int.from_bytes(os.urandom(4), "big"))
+        # A fresh seed each run (the kill points differ), printed so a failure can be replayed.
+        self.seed = int(os.environ.get("WOVEPAPER_TEST_KILL_SEED") or int.from_bytes(os.urandom(4), "big"))
+        print(f"kill campaign seed {self.seed}: replay with WOVEPAPER_TEST_KILL_SEED={self.seed}")
+        self.rng = random.Random(self.seed)
 
     def start(self, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
         self.starts += 1

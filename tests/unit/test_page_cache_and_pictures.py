@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 from app.graphics import HEIGHT, WIDTH, network_picture
 from app.rendering import PageCache, Rendered
@@ -24,10 +23,12 @@ def test_cache_keeps_the_most_recently_used_pages() -> None:
 
 
 def test_cache_entries_expire() -> None:
-    cache = PageCache(ttl=0.05, entries=10)
+    now = [1000.0]
+    cache = PageCache(ttl=30, entries=10, clock=lambda: now[0])
     cache.put("a", _page(1))
+    now[0] += 29.9
     assert cache.get("a") is not None
-    time.sleep(0.08)
+    now[0] += 0.2
     assert cache.get("a") is None
 
 
