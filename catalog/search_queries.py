@@ -101,10 +101,14 @@ def catalogue_paper_ids(engine: Engine) -> set[str]:
 def _filtered(query: Select[Any], filters: SearchFilters) -> Select[Any]:
     if filters.category:
         category = filters.category
+        # An archive (``cs``) matches its categories (``cs.LG``) by prefix, compared exactly: LIKE
+        # ignores case on SQLite and not on PostgreSQL, and arXiv categories are case-sensitive.
+        prefix = f"{category}."
         match = (
             PaperCategory.category == category
             if "." in category or "-" in category
-            else (PaperCategory.category == category) | PaperCategory.category.like(f"{category}.%")
+            else (PaperCategory.category == category)
+            | (func.substr(PaperCategory.category, 1, len(prefix)) == prefix)
         )
         query = query.where(Paper.id.in_(select(PaperCategory.paper_id).where(match)))
     if filters.date_from:

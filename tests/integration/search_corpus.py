@@ -1,7 +1,12 @@
-"""A small real corpus for search tests, built once per session: the 35 PDF papers' metadata and a
-few hundred real listings, imported into SQLite, their title + abstract chunks embedded with the
-bundled MiniLM into an embedded Chroma, and the lexical index synced from the catalogue. Nothing is
-mocked: this is the product's own ingestion path (``indexing.pipeline``) on real data."""
+"""A real corpus for search tests, built once per session: the 35 PDF papers' metadata and 250 real
+listings, their title + abstract chunks embedded with the bundled MiniLM into an embedded Chroma,
+then 3,500 more real listings in the catalogue and the lexical index only (embedding them would take
+minutes), so a category filter allows more than 500 papers and search takes its large-filter path.
+Nothing is mocked: this is the product's own ingestion path (``indexing.pipeline``) on real data.
+
+The catalogue is SQLite; :func:`on_postgres` imports the same records into a PostgreSQL database that
+the same Chroma and lexical index serve (both are keyed by arXiv id), so the search tests run on
+both backends."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from retrieval.lexical import LexicalIndex
 from settings import SHARED_DATA, Settings
 
 LISTINGS = 250  # real listings beside the 35 papers (embedding them takes ~20 s on 2 cores)
+CATALOGUE_ONLY = 3500  # the next listings: catalogue and BM25 only (691 of all papers are cs.LG)
 
 
 @dataclass
@@ -52,14 +58,15 @@ def environment(env: dict[str, str]) -> Iterator[Settings]:
                 os.environ[key] = value
 
 
-def records() -> list[PaperRecord]:
-    found: list[PaperRecord] = []
-    pdf_papers = kaggle.read(SHARED_DATA / "pdfs" / "papers.jsonl")
-    listed = itertools.islice(listings.read(SHARED_DATA / "arxiv" / "listings-20k.jsonl.gz"), LISTINGS)
-    for record in itertools.chain(pdf_papers, listed):
+def records(*, embedded: bool = True, catalogue_only: bool = False) -> list[PaperRecord]:
+    """The corpus's records: those whose abstracts are embedded, the catalogue-only ones, or both."""
+    listed = listings.read(SHARED_DATA / "arxiv" / "listings-20k.jsonl.gz")
+    first, rest = list(itertools.islice(listed, LISTINGS)), list(itertools.islice(listed, CATALOGUE_ONLY))
+    chosen = [*kaggle.read(SHARED_DATA / "pdfs" / "papers.jsonl"), *first] if embedded else []
+    chosen += rest if catalogue_only else []
+    for record in chosen:
         assert isinstance(record, PaperRecord), record
-        found.append(record)
-    return found
+    return chosen  # type: ignore[return-value] # checked above
 
 
 def build(data_dir: Path) -> Corpus:
@@ -75,12 +82,26 @@ def build(data_dir: Path) -> Corpus:
         migrate(engine)
         Importer(engine, source="test").run(records())
         embed_abstracts(settings, engine)
+        Importer(engine, source="test").run(records(embedded=False, catalogue_only=True))
         lexical = LexicalIndex.from_settings(settings)
         lexical.sync_catalogue(engine)
         lexical.flush()
         papers = lexical.document_count("papers")
         engine.dispose()
     return Corpus(data_dir, env, papers)
+
+
+@contextmanager
+def on_postgres(corpus: Corpus, work: Path) -> Iterator[dict[str, str]]:
+    """The corpus's environment with its catalogue in a fresh PostgreSQL database (dropped after)."""
+    from tests.integration.browse_catalogue import catalogue_url
+
+    with catalogue_url("postgresql", work) as url:
+        engine = make_engine(url)
+        migrate(engine)
+        Importer(engine, source="test").run(records(embedded=True, catalogue_only=True))
+        engine.dispose()
+        yield {**corpus.env, "WOVEPAPER_DATABASE_URL": url}
 
 
 def embed_abstracts(settings: Settings, engine: Engine) -> int:

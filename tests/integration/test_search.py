@@ -15,16 +15,24 @@ from sqlalchemy.orm import Session
 
 from catalog.db import make_engine
 from catalog.models import Authorship, Paper
-from catalog.search_queries import SearchFilters, category_counts
+from catalog.search_queries import SearchFilters, allowed_papers, category_counts
 from indexing.contract import PdfJob
 from indexing.pipeline import Pipeline
 from indexing.wiring import make_embedder, open_store
-from retrieval.search import Candidate, ChunkHit, QueryError, SearchRequest, SearchService, open_search
+from retrieval.search import (
+    MAX_WHERE_IDS,
+    Candidate,
+    ChunkHit,
+    QueryError,
+    SearchRequest,
+    SearchService,
+    open_search,
+)
 from retrieval.store import ChunkStore
 from retrieval.types import Chunk
 from settings import Settings
 from tests.integration.indexing_peers import text_pdf
-from tests.integration.search_corpus import Corpus, build, environment
+from tests.integration.search_corpus import Corpus, build, environment, on_postgres
 
 ADAM = "1412.6980"
 
@@ -45,9 +53,21 @@ class Searcher:
         return [h.paper.arxiv_id for h in self.service.search(SearchRequest(q=q, **kwargs)).hits]  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def backend_env(
+    request: pytest.FixtureRequest, corpus: Corpus, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, str]]:
+    """The corpus's environment with its catalogue on SQLite, or copied into PostgreSQL."""
+    if request.param == "sqlite":
+        yield corpus.env
+        return
+    with on_postgres(corpus, tmp_path_factory.mktemp("search-postgres")) as env:
+        yield env
+
+
 @pytest.fixture(scope="module")
-def searcher(corpus: Corpus) -> Iterator[Searcher]:
-    with environment(corpus.env) as settings:
+def searcher(backend_env: dict[str, str]) -> Iterator[Searcher]:
+    with environment(backend_env) as settings:
         engine = make_engine(settings.database_url)
         embedder = make_embedder(settings)
         store = open_store(settings, embedder)
@@ -112,6 +132,34 @@ def test_category_filter_keeps_only_that_category(searcher: Searcher) -> None:
         SearchRequest(q="language models", filters=SearchFilters(category="cs"))
     )
     assert all(any(c.startswith("cs.") for c in h.paper.categories) for h in archive.hits)
+
+
+@pytest.mark.parametrize("category", ["cs.LG", "cs"])
+def test_a_filter_allowing_hundreds_of_papers_ranks_as_the_unfiltered_search_does(
+    searcher: Searcher, category: str
+) -> None:
+    """Over 500 allowed papers, the k-NN gets a Chroma ``where`` (a category) or no filter at all (an
+    archive) with more neighbours, and is filtered afterwards: the dense ranking must be the
+    unfiltered one restricted to the filter, in the same order."""
+    filters = SearchFilters(category=category)
+    with Session(searcher.engine) as session:
+        allowed = allowed_papers(session, filters)
+    assert allowed is not None and len(allowed) > MAX_WHERE_IDS  # the large-filter path
+    q = "deep neural networks for image classification"
+    unfiltered = searcher.ids(q, mode="dense", size=50)
+    expected = [i for i in unfiltered if i in allowed][:10]
+    assert len(expected) >= 5, expected
+    assert searcher.ids(q, mode="dense", size=10, filters=filters)[: len(expected)] == expected
+    hybrid = searcher.service.search(SearchRequest(q=q, filters=filters, size=50))
+    assert hybrid.total > 50 and all(h.paper.arxiv_id in allowed for h in hybrid.hits)
+
+
+def test_categories_are_case_sensitive_on_every_backend(searcher: Searcher) -> None:
+    """arXiv categories are case-sensitive; LIKE is not on SQLite, so archives match exactly."""
+    for category in ("CS", "Cs.LG", "CS.LG"):
+        listed = searcher.service.search(SearchRequest(filters=SearchFilters(category=category)))
+        assert listed.total == 0, category
+    assert searcher.service.search(SearchRequest(filters=SearchFilters(category="cs"))).total > 500
 
 
 def test_date_filter_keeps_only_that_range(searcher: Searcher) -> None:
@@ -220,49 +268,61 @@ def test_nul_bytes_and_lone_surrogates_are_dropped_from_a_query(searcher: Search
     assert ADAM in searcher.ids("adaptive\x00 moment estimation\ud800 optimizer", size=3)
 
 
-def test_reingesting_a_paper_keeps_both_indexes_consistent(searcher: Searcher, tmp_path: Path) -> None:
-    settings, store = searcher.settings, searcher.store
-    pipeline = Pipeline(settings, searcher.engine, store, make_embedder(settings))
-    old = "The quokka warm-up schedule doubles the learning rate every epoch until divergence."
-    new = "A platypus momentum trick keeps the denominator of the update away from zero."
-    filler = "We describe the experimental setup and the datasets used in the evaluation. " * 8
+QUOKKA = "The quokka warm-up schedule doubles the learning rate every epoch until divergence."
+PLATYPUS = "A platypus momentum trick keeps the denominator of the update away from zero."
+FILLER = "We describe the experimental setup and the datasets used in the evaluation. " * 8
 
-    def ingest(version: int, sentence: str) -> None:
-        pdf = tmp_path / f"{ADAM}v{version}.pdf"
-        pdf.write_bytes(text_pdf([filler, f"{filler} {sentence}"]))
+
+def ingest_full_text(searcher: Searcher, folder: Path, version: int, sentence: str) -> None:
+    """Adam's full text at ``version``: two pages, ``sentence`` on page 2 (the product's pipeline)."""
+    pipeline = Pipeline(searcher.settings, searcher.engine, searcher.store, make_embedder(searcher.settings))
+    try:
+        pdf = folder / f"{ADAM}v{version}.pdf"
+        pdf.write_bytes(text_pdf([FILLER, f"{FILLER} {sentence}"]))
         job = PdfJob(arxiv_id=ADAM, path=str(pdf), version=version)
         data, source = pipeline.read_source(job)
         parsed = pipeline.parse(data)
         pipeline.index_pdf(job, data, source, parsed, pipeline.identify(job, parsed))
-
-    try:
-        ingest(98, old)
-        hit = searcher.service.search(SearchRequest(q="quokka warm-up schedule", size=3)).hits[0]
-        assert hit.paper.arxiv_id == ADAM
-        assert hit.snippet is not None and hit.snippet.kind == "body" and hit.snippet.page_start == 2
-        assert "quokka" in hit.snippet.text
-
-        ingest(99, new)
-        lexical = searcher.service.ranker.lexical
-        assert lexical is not None
-        assert lexical.search("chunks", "quokka warm-up schedule", k=5) == []
-        found = lexical.search("chunks", "platypus momentum", k=5)
-        assert [h.doc_id.split("#")[0] for h in found] == [f"{ADAM}v99"]
-        body_ids = set(store.ids(where={"$and": [{"arxiv_id": ADAM}, {"kind": "body"}]}))
-        stored = set(lexical.chunks(sorted(body_ids)))
-        assert body_ids and stored == body_ids  # the same chunks in Chroma and in BM25, no orphans
-        assert all(i.startswith(f"{ADAM}v99#") for i in body_ids)
-        hit = searcher.service.search(SearchRequest(q="platypus momentum trick", size=3)).hits[0]
-        assert hit.paper.arxiv_id == ADAM and hit.snippet is not None and "platypus" in hit.snippet.text
     finally:
         pipeline.close()
 
 
+def test_reingesting_a_paper_keeps_both_indexes_consistent(searcher: Searcher, tmp_path: Path) -> None:
+    store = searcher.store
+
+    def ingest(version: int, sentence: str) -> None:
+        ingest_full_text(searcher, tmp_path, version, sentence)
+
+    # Versions above any other test's (the QA eval ingests v99 with the same platypus page), so
+    # this test's newer version always wins whichever runs first.
+    old, new = QUOKKA, PLATYPUS
+    ingest(100, old)
+    hit = searcher.service.search(SearchRequest(q="quokka warm-up schedule", size=3)).hits[0]
+    assert hit.paper.arxiv_id == ADAM
+    assert hit.snippet is not None and hit.snippet.kind == "body" and hit.snippet.page_start == 2
+    assert "quokka" in hit.snippet.text
+
+    ingest(101, new)
+    lexical = searcher.service.ranker.lexical
+    assert lexical is not None
+    assert lexical.search("chunks", "quokka warm-up schedule", k=5) == []
+    found = lexical.search("chunks", "platypus momentum", k=5)
+    assert [h.doc_id.split("#")[0] for h in found] == [f"{ADAM}v101"]
+    body_ids = set(store.ids(where={"$and": [{"arxiv_id": ADAM}, {"kind": "body"}]}))
+    stored = set(lexical.chunks(sorted(body_ids)))
+    assert body_ids and stored == body_ids  # the same chunks in Chroma and in BM25, no orphans
+    assert all(i.startswith(f"{ADAM}v101#") for i in body_ids)
+    hit = searcher.service.search(SearchRequest(q="platypus momentum trick", size=3)).hits[0]
+    assert hit.paper.arxiv_id == ADAM and hit.snippet is not None and "platypus" in hit.snippet.text
+
+
 def test_qa_retrieval_eval_scores_papers_and_pages(searcher: Searcher, tmp_path: Path) -> None:
-    """``python -m evals qa-retrieval`` on this corpus (the re-ingest test above left Adam's v99 full
-    text, whose page 2 holds the platypus sentence). Runs after it: pytest keeps file order."""
+    """``python -m evals qa-retrieval`` on this corpus, with Adam's full text (page 2 holds the
+    platypus sentence) ingested here: at v99, or kept at the re-ingest test's newer v101 whose page 2
+    is the same, whichever ran first."""
     from evals import qa
 
+    ingest_full_text(searcher, tmp_path, 99, PLATYPUS)
     platypus = "platypus momentum trick for the update denominator"
     questions = [
         {"question": platypus, "arxiv_id": ADAM, "pages": [2]},

@@ -15,16 +15,17 @@ import schemathesis
 from litestar.testing import TestClient
 
 from app.main import create_app
-from tests.integration.search_corpus import Corpus, environment
-from tests.integration.test_search import ADAM, corpus  # noqa: F401 - the session corpus fixture
+from tests.integration.search_corpus import environment
+from tests.integration.test_search import ADAM, backend_env, corpus  # noqa: F401 - the fixtures
 
 Client = TestClient
 
 
 @pytest.fixture(scope="module")
-def client(corpus: Corpus) -> Iterator[Client]:  # noqa: F811
-    """The app in development mode (where the debug view exists; it still needs ``?debug=1``)."""
-    with environment({**corpus.env, "WOVEPAPER_ENVIRONMENT": "development"}) as settings:
+def client(backend_env: dict[str, str]) -> Iterator[Client]:  # noqa: F811
+    """The app in development mode (where the debug view exists; it still needs ``?debug=1``), on
+    SQLite and on PostgreSQL."""
+    with environment({**backend_env, "WOVEPAPER_ENVIRONMENT": "development"}) as settings:
         app = create_app(settings)
     with TestClient(app) as client:
         yield client
