@@ -361,11 +361,11 @@ class SearchSettings(_Section):
         description="Searches one web process runs at once (they are CPU-heavy). 0: one per core.",
     )
     search_queue: int = Field(
-        16,
+        4,
         ge=0,
         le=10_000,
-        description="Searches that may wait for a free slot; beyond that a search gets a 503 with "
-        "`Retry-After` at once, rather than queueing without bound.",
+        description="Searches that may wait for a free slot (a few search times of waiting at most); "
+        "beyond that a search gets a 503 with `Retry-After` at once, rather than queueing without bound.",
     )
     lexical_k1: float = Field(
         1.2, gt=0, description="BM25 k1 (term-frequency saturation) of the lexical index."

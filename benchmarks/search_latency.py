@@ -156,32 +156,37 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def api(data_dir: Path, texts: list[str]) -> dict[str, tuple[float, float]]:
-    configure(data_dir)
-    port = free_port()
-    env = {**os.environ, "WOVEPAPER_PORT": str(port)}
+def serve_app(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """``python -m app serve`` with ``env`` on ``port``, returned once ``/healthz`` answers."""
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"],
         cwd=ROOT,
-        env=env,
+        env={**env, "WOVEPAPER_PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    deadline = time.monotonic() + 180
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        while True:
+            try:
+                if client.get("/healthz").status_code == 200:
+                    return server
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.kill()
+                detail = server.stderr.read().decode() if server.stderr else ""
+                raise RuntimeError(f"the app did not start: {detail[-2000:]}")
+            time.sleep(0.5)
+
+
+def api(data_dir: Path, texts: list[str]) -> dict[str, tuple[float, float]]:
+    configure(data_dir)
+    port = free_port()
+    server = serve_app(dict(os.environ), port)
     try:
         url = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=url, timeout=60) as client:
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    if client.get("/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError(
-                        "the app did not start: " + (server.stderr.read().decode() if server.stderr else "")
-                    )
-                time.sleep(0.5)
             # Warm-up: models loaded, lexical index and Chroma segments in memory, a few plans cached.
             for text in ["warm up the retrieval stack", "graph neural networks", "language model agents"]:
                 client.get("/api/search", params={"q": text})

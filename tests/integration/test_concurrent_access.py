@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -62,6 +61,7 @@ def test_pages_keep_answering_while_another_process_imports(tmp_path: Path) -> N
     statuses: Counter[int] = Counter()
     failures: list[str] = []
     stop = threading.Event()
+    reading = threading.Semaphore(0)  # one release per answered read
 
     def read(base: str) -> None:
         with httpx.Client(base_url=base, timeout=30) as http:
@@ -70,6 +70,7 @@ def test_pages_keep_answering_while_another_process_imports(tmp_path: Path) -> N
                     return
                 response = http.get(path)
                 statuses[response.status_code] += 1
+                reading.release()
                 if response.status_code != 200:
                     failures.append(f"{path}: {response.status_code} {response.text[:200]}")
 
@@ -77,7 +78,9 @@ def test_pages_keep_answering_while_another_process_imports(tmp_path: Path) -> N
         readers = [threading.Thread(target=read, args=(base,)) for _ in range(2)]
         for thread in readers:
             thread.start()
-        time.sleep(0.5)  # the readers are going before the writer starts
+        for _ in range(len(paths)):  # the readers are going before the writer starts (no clock)
+            assert reading.acquire(timeout=60), "the readers never got an answer"
+        reads_before_import = sum(statuses.values())
         writer = subprocess.run(
             [sys.executable, "-m", "ingest", "listings", str(more)],
             cwd=PROJECT_ROOT,
@@ -86,7 +89,7 @@ def test_pages_keep_answering_while_another_process_imports(tmp_path: Path) -> N
             text=True,
             timeout=300,
         )
-        reads_during_import = sum(statuses.values())
+        reads_during_import = sum(statuses.values()) - reads_before_import
         stop.set()
         for thread in readers:
             thread.join(timeout=30)
