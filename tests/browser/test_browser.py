@@ -294,6 +294,7 @@ def test_every_page_type_passes_the_accessibility_audit(page: tuple[Page, Log], 
         "/contact",
         "/privacy",
         "/developers",
+        "/signin",
         "/papers/2401.99999",  # the 404 page (last: its status is the one console error expected)
     ]
     assert AXE.is_file(), f"{AXE} is missing: `make test` installs it (npm ci --prefix tests/browser)"
