@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app.state.pages = Pages(site, html, markdown, page_cache, settings)
     app.state.auth = auth.state
     search_controller.document_limits(app.openapi_schema, settings)
+    auth_wiring.document_api_limit(app.openapi_schema)
     return app
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from litestar import Litestar, Request
 from litestar.connection import ASGIConnection
 from litestar.middleware import DefineMiddleware
+from litestar.openapi.spec import OpenAPI, OpenAPIHeader, OpenAPIMediaType, OpenAPIResponse, Schema
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.stores.base import Store
 
 from app.auth import csrf, local_link
@@ -147,6 +149,31 @@ async def before_request(request: Request[Any, Any, Any]) -> None:
         actor = requester(request)
         key = actor.limit_key if actor is not None else f"client:{client_of(request)}"
         await enforce(request, "api", state.settings.limits.limit_api, key)
+
+
+def document_api_limit(schema: OpenAPI) -> None:
+    """Every ``/api/`` operation may answer 429 (:func:`before_request` counts them all): say so in
+    the OpenAPI schema, with the ``Retry-After`` header, so the schema states every answer."""
+    error = Schema(
+        type=OpenAPIType.OBJECT,
+        properties={
+            "status_code": Schema(type=OpenAPIType.INTEGER),
+            "detail": Schema(type=OpenAPIType.STRING),
+        },
+        required=["status_code", "detail"],
+    )
+    too_many = OpenAPIResponse(
+        description="Too many requests from this token, person or address; try again after Retry-After.",
+        headers={
+            "Retry-After": OpenAPIHeader(schema=Schema(type=OpenAPIType.INTEGER), description="Seconds.")
+        },
+        content={"application/json": OpenAPIMediaType(schema=error)},
+    )
+    for path, item in (schema.paths or {}).items():
+        if path.startswith("/api/"):
+            for operation in (item.get, item.post, item.put, item.patch, item.delete):
+                if operation is not None:
+                    operation.responses = {**(operation.responses or {}), "429": too_many}
 
 
 def page_context(connection: ASGIConnection[Any, Any, Any, Any]) -> dict[str, Any] | None:

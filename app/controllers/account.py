@@ -24,7 +24,7 @@ from litestar.status_codes import HTTP_303_SEE_OTHER
 from sqlalchemy.orm import Session
 
 from accounts import queries as accounts
-from app.auth.guards import actor_of, session_or_token, signed_in
+from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token, signed_in
 from app.auth.wiring import auth_state, page_context
 from app.rendering import AppPages, View
 from catalog.db import transaction
@@ -220,6 +220,7 @@ class Whoami:
     summary="Who the request is signed in as",
     description="The signed-in person or API-token owner and the scopes the request may use "
     "(send `Authorization: Bearer <token>`). 401 without a valid token or session.",
+    raises=[SignInRequired, InsufficientScope],  # documented, so the schema states every answer
 )
 async def whoami(request: Request[Any, Any, Any]) -> Whoami:
     actor = actor_of(request)
