@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 
 _NON_WORD = re.compile(r"[^\w]+")
 _NOT_A_PERSON = re.compile(r"\b(collaboration|consortium|team|group|et al|and others)\b", re.I)
@@ -32,6 +33,21 @@ def person_key(name: str) -> str | None:
 def display_name(name: str) -> str:
     """The name as shown: whitespace collapsed, nothing else changed."""
     return " ".join(name.split())
+
+
+def preferred_spelling(spellings: Mapping[str, int]) -> str:
+    """The name a researcher is shown under, from the spellings on their papers and how often each occurs.
+
+    The most complete spelling wins, so the name does not depend on which paper was imported first:
+    more words written out (not initials), then accents kept ("Ré" over "Re"), then proper case (not
+    all upper or lower), then the most frequent; a tie goes to the string itself (deterministic)."""
+
+    def completeness(name: str) -> tuple[int, int, bool, int, str]:
+        words = sum(len(w.strip(".")) > 1 for w in name.split())
+        accents = sum(not c.isascii() and c.isalpha() for c in name)
+        return (words, accents, not (name.isupper() or name.islower()), spellings[name], name)
+
+    return max(spellings, key=completeness)
 
 
 def from_parsed(last: str, first: str, suffix: str = "") -> str:

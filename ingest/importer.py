@@ -22,9 +22,9 @@ from typing import TypeVar, cast
 from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, select, text, update
 
 from catalog.models import Affiliation, Authorship, Base, Paper, PaperCategory, PaperVersion, Researcher
-from catalog.names import person_key
+from catalog.names import display_name, person_key
 from ingest.records import PaperRecord, RecordError
-from ingest.researchers import Profile, ResearcherResolver
+from ingest.researchers import Profile, ResearcherResolver, respell
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -221,6 +221,13 @@ class Importer:
         ]
         self._insert_researchers(conn, self.resolver.new_profiles)
         self.resolver.new_profiles = []
+        # A spelling the researcher is not shown under ("Re" for "Ré") may change the display name.
+        respell_later = {
+            profile
+            for _, r, profiles in resolved
+            for name, profile in zip(r.authors, profiles, strict=True)
+            if profile is not None and display_name(name) != profile.name
+        }
         rows = [
             (pid, i, name, roles[i], "arxiv", profile.id if profile else None)
             for pid, r, profiles in resolved
@@ -229,6 +236,7 @@ class Importer:
         ]
         columns = ["paper_id", "position", "name", "role", "role_source", "researcher_id"]
         _bulk_insert(conn, _table(Authorship), columns, rows)
+        respell(conn, respell_later)
 
     @staticmethod
     def _insert_researchers(conn: Connection, profiles: list[Profile]) -> None:

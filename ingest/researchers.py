@@ -12,20 +12,25 @@ The rule (README, "Researchers from author strings"):
    kept apart only when co-authors AND fields both say so.
 3. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
 
-Limits: the result depends on import order (the first paper seen founds the researcher); two people
+A researcher's display name is the most complete of the spellings on their papers
+(``catalog.names.preferred_spelling``), refreshed whenever a paper brings a new spelling.
+
+Limits: the grouping depends on import order (the first paper seen founds the researcher); two people
 with a common name in the same field who never share a co-author are merged; one person who changes
 field with new co-authors is split. Enrichment (ORCID / OpenAlex ids) overrules this rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, bindparam, func, select, update
 from sqlalchemy.orm import aliased
 
 from catalog.models import Authorship, PaperCategory, Researcher
+from catalog.names import display_name, preferred_spelling
 
 # Co-author evidence is recorded for papers up to this many authors: a 300-author collaboration
 # would add 90,000 pairs and says little about who is who.
@@ -149,7 +154,7 @@ class ResearcherResolver:
             candidates = by_key.get(key)
             profile = self._match(candidates, people, key, fields) if candidates else None
             if profile is None:
-                profile = Profile(None, name, key)
+                profile = Profile(None, display_name(name), key)
                 by_key.setdefault(key, []).append(profile)
                 self.new_profiles.append(profile)
             profile.fields |= fields
@@ -182,3 +187,37 @@ class ResearcherResolver:
         """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
         if len(self._by_key) > self._max:
             self._by_key.clear()
+
+
+def preferred_names(conn: Connection, researcher_ids: Collection[int]) -> dict[int, str]:
+    """Each researcher's preferred spelling over all their authorships (see ``preferred_spelling``)."""
+    spellings: dict[int, Counter[str]] = defaultdict(Counter)
+    ids = sorted(researcher_ids)
+    for start in range(0, len(ids), 500):
+        for rid, name, count in conn.execute(
+            select(Authorship.researcher_id, Authorship.name, func.count())
+            .where(Authorship.researcher_id.in_(ids[start : start + 500]))
+            .group_by(Authorship.researcher_id, Authorship.name)
+        ):
+            if rid is not None:
+                spellings[rid][display_name(name)] += count
+    return {rid: preferred_spelling(counts) for rid, counts in spellings.items()}
+
+
+def respell(conn: Connection, profiles: Iterable[Profile]) -> None:
+    """Give these researchers their preferred spelling, in the catalogue and in the resolver's cache."""
+    by_id = {p.id: p for p in profiles if p.id is not None}
+    if not by_id:
+        return
+    names = preferred_names(conn, by_id)
+    changed = [{"rid": rid, "name": name} for rid, name in names.items() if by_id[rid].name != name]
+    if changed:
+        conn.execute(
+            update(Researcher)
+            .where(Researcher.id == bindparam("rid"))
+            .values(display_name=bindparam("name")),
+            changed,
+            execution_options={"synchronize_session": False},
+        )
+    for rid, name in names.items():
+        by_id[rid].name = name

@@ -56,6 +56,7 @@ from ingest.enrich import openalex, semanticscholar
 from ingest.enrich.affiliations import Matcher
 from ingest.enrich.institutions import ensure_institution
 from ingest.enrich.openalex import InstitutionRef
+from ingest.researchers import preferred_names
 
 ID_COLUMN = {OPENALEX: "openalex_id", SEMANTIC_SCHOLAR: "semantic_scholar_id"}
 IDENTITIES = ("orcid", "openalex_id", "semantic_scholar_id")
@@ -467,6 +468,8 @@ class Merger:
             update(Authorship).where(Authorship.researcher_id == gone_id).values(researcher_id=keep.id),
             execution_options={"synchronize_session": "fetch"},
         )
+        # The merged person is shown under the most complete spelling of both (not the older row's).
+        keep.display_name = preferred_names(session.connection(), [keep.id]).get(keep.id, keep.display_name)
         held = {
             (r.institution_id, r.source)
             for r in session.execute(

@@ -255,3 +255,41 @@ def test_first_version_date_only_when_v1_is_known(engine: Engine, shared_data: P
         paper = s.execute(select(Paper).where(Paper.arxiv_id == "1412.6980")).scalar_one()
         assert [v.version for v in paper.versions] == [9]
         assert (paper.published_on, paper.updated_on) == (None, dt.date(2017, 1, 30))
+
+
+def test_display_name_is_the_most_complete_spelling_whatever_the_order(
+    engine: Engine, tmp_path: Path
+) -> None:
+    def rec(pid: str, author: str) -> dict[str, object]:
+        return {
+            "id": pid,
+            "title": pid,
+            "summary": "",
+            "authors": [author, "Ann Lee"],
+            "categories": ["cs.LG"],
+        }
+
+    spellings = ["Christopher Re", "Christopher Ré", "CHRISTOPHER RE", "Christopher Re"]
+    shown = []
+    for order, batch_size in ((spellings, 1), (spellings[::-1], 1), (spellings, 10)):
+        with engine.begin() as conn:  # a fresh catalogue for each order
+            for table in (
+                "authorships",
+                "paper_categories",
+                "paper_versions",
+                "affiliations",
+                "papers",
+                "researchers",
+            ):
+                conn.exec_driver_sql(f"DELETE FROM {table}")
+        rows = [rec(f"2401.0{i:04d}", name) for i, name in enumerate(order)]
+        Importer(engine, source="listings", batch_size=batch_size).run(
+            listings.read(_write_jsonl(tmp_path / "r.jsonl", rows))
+        )
+        with Session(engine) as s:
+            shown.append(
+                s.execute(select(Researcher.display_name).where(Researcher.name_key == "christopher re"))
+                .scalars()
+                .all()
+            )
+    assert shown == [["Christopher Ré"]] * 3
