@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as BrokenConnection
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from settings import Settings
 
@@ -17,13 +21,33 @@ __all__ = ["AsyncRedis", "Redis", "RedisError", "async_client", "sync_client"]
 
 # Short timeouts: a Redis that stopped answering must turn into a clear error, not a hung request.
 _TIMEOUT = 5.0
+# After Redis restarts, every pooled connection is dead and redis-py (8.x) fails the next command on
+# each one ("Connection closed by server"): retry a broken connection at once on a new one (twice,
+# a few ms apart) so a restart costs no request. Timeouts are not retried: they stay one clear error.
+_BACKOFF = {"cap": 0.2, "base": 0.02}
 
 
 def sync_client(settings: Settings) -> Redis | None:
     url = settings.redis.redis_url
-    return Redis.from_url(url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT) if url else None
+    if not url:
+        return None
+    return Redis.from_url(
+        url,
+        socket_timeout=_TIMEOUT,
+        socket_connect_timeout=_TIMEOUT,
+        retry=Retry(ExponentialBackoff(**_BACKOFF), 2),
+        retry_on_error=[BrokenConnection],
+    )
 
 
 def async_client(settings: Settings) -> AsyncRedis | None:
     url = settings.redis.redis_url
-    return AsyncRedis.from_url(url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT) if url else None
+    if not url:
+        return None
+    return AsyncRedis.from_url(
+        url,
+        socket_timeout=_TIMEOUT,
+        socket_connect_timeout=_TIMEOUT,
+        retry=AsyncRetry(ExponentialBackoff(**_BACKOFF), 2),
+        retry_on_error=[BrokenConnection],
+    )
