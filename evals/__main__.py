@@ -2,7 +2,8 @@
 
 - ``retrieval --beir DIR [--split NAME] [--mode bm25|dense|hybrid]``: nDCG@10, recall@100, MRR@10 on a
   BEIR-layout dataset (the index is cached; a second run takes seconds);
-- ``qa-retrieval --file X.jsonl``: paper hit@1, hit@5 and page hit@5 of questions about ingested papers.
+- ``qa-retrieval --file X.jsonl``: paper hit@1, hit@5 and page hit@5 of questions about ingested papers;
+- ``check-questions --file X.jsonl``: every evidence quote is on its page of the PDF (exit 1 if not);
 - ``qa --file X.jsonl [--base-url URL]``: the whole chat pipeline with the configured model: citation
   validity, gold paper/page cited, abstention, answer containment, evidence and first-token latency.
 """
@@ -96,6 +97,41 @@ def qa_command(path: Path, mode: str, verbose: bool) -> None:
         for outcome in report.outcomes:
             print(json.dumps(outcome), file=sys.stderr)
     click.echo(json.dumps(report.to_json(), indent=2))
+
+
+@cli.command("check-questions")
+@click.option(
+    "--file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSON lines {"question", "arxiv_id", "pages", "answer", "quote"}.',
+)
+@click.option(
+    "--pdfs",
+    "pdf_dir",
+    default=Path("../shared/data/pdfs/arxiv"),
+    show_default=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of <arxiv_id>.pdf files.",
+)
+def check_questions_command(path: Path, pdf_dir: Path) -> None:
+    """Find every answerable question's quote on one of its pages (the project's PDF extraction)."""
+    from evals import quotes
+
+    try:
+        questions = qa.load(path)
+    except qa.QaFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    checked, problems = quotes.check(questions, pdf_dir)
+    for p in problems:
+        print(f"{path}:{p.line}: {p.reason} ({p.question})", file=sys.stderr)
+    unanswerable = sum(q.arxiv_id is None for q in questions)
+    papers = len({q.arxiv_id for q in questions if q.arxiv_id})
+    summary = {"answerable": checked, "unanswerable": unanswerable, "papers": papers}
+    click.echo(json.dumps(summary | {"problems": len(problems)}))
+    if problems:
+        raise SystemExit(1)
 
 
 @cli.command("qa")
