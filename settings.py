@@ -475,6 +475,50 @@ class LimitSettings(_Section):
         return int(count), int(seconds)
 
 
+class LLMSettings(_Section):
+    """The language model that writes chat answers: OpenAI or any OpenAI-compatible server (vLLM,
+    Ollama, llama.cpp), through the `openai` client only."""
+
+    llm_base_url: str = Field(
+        "",
+        description="OpenAI-compatible API base URL (`https://api.openai.com/v1`, "
+        "`http://127.0.0.1:11434/v1`). Empty: the embedded local llama.cpp server.",
+    )
+
+
+class LocalLLMSettings(_Section):
+    """The embedded default LLM, used when `WOVEPAPER_LLM_BASE_URL` is empty: llama-cpp-python's
+    OpenAI-compatible server, built into the virtualenv in the background, serving a hash-pinned GGUF
+    from PyPI, started, supervised and stopped by the web app."""
+
+    local_llm_enabled: bool = Field(
+        True,
+        description="Build, install and run the embedded model when no LLM base URL is set. Off: the chat "
+        "answers with the evidence passages only.",
+    )
+    local_llm_model: Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"] = Field(
+        "qwen2.5-coder-0.5b",
+        description="The GGUF served (sizes, speed, provenance: README, Chat model).",
+    )
+    local_llm_threads: int = Field(
+        1, ge=1, description="CPU threads for prompt and generation (1 beats 2 on a busy 2-core machine)."
+    )
+    local_llm_context_tokens: int = Field(
+        4096,
+        ge=512,
+        description="The server's context window (`n_ctx`); keep it ≥ `WOVEPAPER_LLM_CONTEXT_TOKENS`.",
+    )
+    local_llm_port: int = Field(
+        0, ge=0, le=65535, description="Loopback port of the server. 0: a free port chosen at start."
+    )
+    local_llm_dir: Path | None = Field(
+        None, description="Where the joined model file and the server's logs live. Empty: `<data_dir>/llm`."
+    )
+    local_llm_start_seconds: float = Field(
+        300.0, gt=0, description="Seconds the server may take to load the model before it is restarted."
+    )
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -542,6 +586,18 @@ class Settings:
     def limits(self) -> LimitSettings:
         return LimitSettings()
 
+    @cached_property
+    def llm(self) -> LLMSettings:
+        return LLMSettings()
+
+    @cached_property
+    def local_llm(self) -> LocalLLMSettings:
+        return LocalLLMSettings()
+
+    @property
+    def local_llm_dir(self) -> Path:
+        return self.local_llm.local_llm_dir or self.core.data_dir / "llm"
+
     @property
     def chroma_path(self) -> Path:
         return self.chroma.chroma_path or self.core.data_dir / "chroma"
@@ -580,6 +636,8 @@ SECTIONS: tuple[type[_Section], ...] = (
     SearchSettings,
     AuthSettings,
     LimitSettings,
+    LLMSettings,
+    LocalLLMSettings,
 )
 
 
