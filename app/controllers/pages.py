@@ -101,9 +101,26 @@ ROUTES: tuple[RouteDoc, ...] = (
     ),
     RouteDoc("/api/ingest/status/{archive}/{number}", "JSON: the same by old-style id."),
     RouteDoc(
+        "/api/chat/status",
+        "JSON: the chat's language model: disabled, installing (with progress), starting, ready or down.",
+    ),
+    RouteDoc(
         "/api/account",
         "JSON: who a request is signed in as, and its scopes; send `Authorization: Bearer <token>` "
         "(tokens are made on the account page).",
+    ),
+    RouteDoc(
+        "/api/chat",
+        'POST a question (`{"question", "conversation_id", "papers"}`, a session with '
+        "`X-CSRF-Token` or a token with the `chat` scope): the evidence passages first, then an answer "
+        "streamed as server-sent events whose citations are checked; `Accept: application/json` or "
+        "`text/markdown` for the finished answer.",
+    ),
+    RouteDoc("/api/chat/conversations", "JSON: your conversations, newest first."),
+    RouteDoc(
+        "/api/chat/conversations/{ref}",
+        'JSON: one of your conversations (`<id>.md`: as markdown); `PATCH` `{"title"}` renames it, '
+        "`DELETE` deletes it.",
     ),
     RouteDoc(
         "/signin",

@@ -6,7 +6,9 @@ client's calls alternately; the limit, the host allow-list and cookies."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -292,3 +294,68 @@ def _wait(url: str, processes: list[subprocess.Popen[bytes]]) -> None:
                 raise AssertionError(f"an app process exited: {detail[-2000:]}")
         anyio.run(anyio.sleep, 0.25)
     raise AssertionError(f"{url} did not answer")
+
+
+# -- the developers page: every MCP example shown there runs -----------------------------------
+
+_TOOL_ROW = re.compile(r"^\| `(?P<name>[a-z_]+)` \| (?P<what>.+?) \| `(?P<example>\{.*\})` \|$", re.M)
+
+
+def _developers(site: McpSite) -> str:
+    answer = httpx.get(f"{site.base}/developers.md", timeout=30)
+    assert answer.status_code == 200
+    return answer.text
+
+
+def _block(markdown: str, language: str) -> str:
+    found = re.findall(rf"^```{language}\n(.*?)^```$", markdown, flags=re.M | re.S)
+    assert len(found) == 1, f"one {language} block on the developers page"
+    return str(found[0])
+
+
+def test_the_developers_page_lists_every_tool_and_its_examples_run(site: McpSite) -> None:
+    markdown = _developers(site)
+    rows = [m.groupdict() for m in _TOOL_ROW.finditer(markdown)]
+
+    async def tools() -> set[str]:
+        async with Client(site.endpoint) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert {r["name"] for r in rows} == anyio.run(tools) == TOOLS
+    for row in rows:
+        result = call(site, row["name"], json.loads(row["example"]))
+        assert not result.is_error, (row["name"], text_of(result))
+        assert result.structured_content and text_of(result).startswith("# "), row["name"]
+        assert site.base in text_of(result), "canonical URLs are absolute"
+
+
+def test_the_developers_page_client_configuration_connects(site: McpSite) -> None:
+    config = json.loads(_block(_developers(site), "json"))
+    server = config["mcpServers"]["wovepaper"]
+    assert server["type"] == "http" and server["url"] == site.endpoint
+
+    async def go() -> set[str]:
+        async with Client(server["url"]) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert anyio.run(go) == TOOLS
+
+
+def test_the_developers_page_python_example_runs(site: McpSite) -> None:
+    code = _block(_developers(site), "python")
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.startswith("# Results for “adaptive moment estimation”")
+    assert "Adam" in ran.stdout
+
+
+def test_the_developers_page_curl_example_runs(site: McpSite) -> None:
+    command = _block(_developers(site), "sh").strip()
+    assert command.startswith(f"curl -s {site.endpoint} ")
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["result"]["structuredContent"]["paper"]["arxiv_id"] == INDEXED
+    assert answer["result"]["content"][0]["text"].startswith("# Adam")
