@@ -458,6 +458,11 @@ class LimitSettings(_Section):
         pattern=r"^\d+/\d+$",
         description="JSON API requests per token, person or client address.",
     )
+    limit_mcp: str = Field(
+        "300/60",
+        pattern=r"^\d+/\d+$",
+        description="MCP tool calls (`/mcp`) per token, person or client address.",
+    )
     limit_chat_requests: str = Field(
         "30/3600", pattern=r"^\d+/\d+$", description="Chat questions per person or token."
     )
@@ -473,6 +478,18 @@ class LimitSettings(_Section):
         """`"20/600"` → (20, 600)."""
         count, seconds = value.split("/")
         return int(count), int(seconds)
+
+
+class McpSettings(_Section):
+    """The MCP endpoint for agents (`/mcp`)."""
+
+    mcp_max_page_chars: int = Field(
+        20_000,
+        ge=1_000,
+        le=200_000,
+        description="Characters of full text one `read_paper_pages` call returns at most (it says where "
+        "to continue).",
+    )
 
 
 class LLMSettings(_Section):
@@ -640,6 +657,10 @@ class Settings:
         return LimitSettings()
 
     @cached_property
+    def mcp(self) -> McpSettings:
+        return McpSettings()
+
+    @cached_property
     def llm(self) -> LLMSettings:
         return LLMSettings()
 
@@ -693,6 +714,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     SearchSettings,
     AuthSettings,
     LimitSettings,
+    McpSettings,
     LLMSettings,
     ChatSettings,
     LocalLLMSettings,

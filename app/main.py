@@ -14,6 +14,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
+from app import mcp as agent_mcp
 from app.asgi import Wovepaper, checked_request
 from app.auth import wiring as auth_wiring
 from app.controllers import (
@@ -82,6 +83,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *follows.ROUTE_HANDLERS,
             *chat.ROUTE_HANDLERS,
             health.readyz,
+            agent_mcp.mcp_endpoint,
             create_static_files_router(
                 path="/static",
                 directories=[HERE / "static"],
@@ -94,7 +96,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             "services": Provide(provide_services, sync_to_thread=False),
             "pages": Provide(provide_pages, sync_to_thread=False),
         },
-        lifespan=[lifespan(settings), auth.lifespan],
+        lifespan=[lifespan(settings), auth.lifespan, agent_mcp.lifespan],
         stores=auth.stores,
         middleware=auth.middleware,
         before_request=_before_request,
@@ -112,6 +114,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
     app.state.pages = Pages(site, html, markdown, page_cache, settings)
     app.state.auth = auth.state
+    agent_mcp.attach(app, settings)
     search_controller.document_limits(app.openapi_schema, settings)
     auth_wiring.document_api_limit(app.openapi_schema)
     return app

@@ -321,5 +321,6 @@ def session_config(settings: Settings) -> SessionConfig:
         settings=settings,
         absolute_seconds=absolute,
         idle_seconds=min(idle, absolute),
-        exclude=["^/static/"],
+        # The MCP endpoint accepts no cookies: no session is read or written there (app/mcp.py).
+        exclude=["^/static/", "^/mcp$"],
     )

@@ -252,7 +252,7 @@ def _researcher_item(site: Site, r: ResearcherSummary) -> ResearcherItem:
     return ResearcherItem(r.id, r.name, r.papers, r.h_index, r.citation_count, site.url(r.path))
 
 
-def _paper(site: Site, p: PaperDetail) -> Paper:
+def paper_document(site: Site, p: PaperDetail) -> Paper:
     authors = [
         PaperAuthor(
             a.name,
@@ -289,7 +289,7 @@ def _paper(site: Site, p: PaperDetail) -> Paper:
     )
 
 
-def _find_paper(db: Session, raw: str) -> PaperDetail:
+def find_paper(db: Session, raw: str) -> PaperDetail:
     try:
         arxiv_id = arxiv_ids.parse(raw)
     except arxiv_ids.InvalidArxivId as exc:  # no such paper can exist: 404, saying why
@@ -327,7 +327,7 @@ def api_paper(
     db: DB,
     arxiv_id: Annotated[str, PathParameter(max_length=128, description="e.g. 1706.03762 or 1706.03762v5")],
 ) -> Paper:
-    return _paper(pages.site, _find_paper(db, arxiv_id))
+    return paper_document(pages.site, find_paper(db, arxiv_id))
 
 
 @get(
@@ -343,7 +343,7 @@ def api_old_style_paper(
     archive: Annotated[str, PathParameter(max_length=64, description="e.g. hep-th or math.GT")],
     number: Annotated[str, PathParameter(max_length=64, description="e.g. 9901001")],
 ) -> Paper:
-    return _paper(pages.site, _find_paper(db, f"{archive}/{number}"))
+    return paper_document(pages.site, find_paper(db, f"{archive}/{number}"))
 
 
 @get(
@@ -360,17 +360,10 @@ def api_researchers(
     return ResearcherList(items, listing.page, listing.size, listing.total, listing.pages)
 
 
-@get(
-    "/api/researchers/{researcher_id:str}",
-    sync_to_thread=True,
-    tags=["researchers"],
-    summary="One researcher",
-    raises=NOT_FOUND,
-)
-def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Researcher:
-    profile = _find_researcher(db, researcher_id)
+def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
+    """The researcher ``raw`` names (an id), as the API answers it; 404 when there is none."""
+    profile = _find_researcher(db, raw)
     network = coauthor_network(db, profile.id)
-    site = pages.site
     p = profile.positions
     return Researcher(
         id=profile.id,
@@ -403,6 +396,17 @@ def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Rese
             for i in profile.institutions
         ],
     )
+
+
+@get(
+    "/api/researchers/{researcher_id:str}",
+    sync_to_thread=True,
+    tags=["researchers"],
+    summary="One researcher",
+    raises=NOT_FOUND,
+)
+def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Researcher:
+    return researcher_document(db, pages.site, researcher_id)
 
 
 @get(
@@ -452,18 +456,11 @@ def _institution_id(db: Session, ident: str) -> int:
     return resolve(db, ident).id
 
 
-@get(
-    "/api/institutions/{ident:str}",
-    sync_to_thread=True,
-    tags=["institutions"],
-    summary="One institution",
-    raises=NOT_FOUND,
-)
-def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institution:
+def institution_document(db: Session, site: Site, ident: str) -> Institution:
+    """The institution ``ident`` names (id, ROR id or name), as the API answers it; 404 otherwise."""
     detail = institution_detail(db, _institution_id(db, ident))
     if detail is None:
         raise NotFoundException(detail=f"There is no institution {ident!r}.")
-    site = pages.site
     return Institution(
         id=detail.id,
         name=detail.name,
@@ -484,6 +481,17 @@ def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institu
         url=site.url(detail.path),
         markdown_url=site.url(markdown_path(detail.path)),
     )
+
+
+@get(
+    "/api/institutions/{ident:str}",
+    sync_to_thread=True,
+    tags=["institutions"],
+    summary="One institution",
+    raises=NOT_FOUND,
+)
+def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institution:
+    return institution_document(db, pages.site, ident)
 
 
 @get(

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.asgi import PAGE_OPT
 from app.controllers.listing import name_listing_view
 from app.controllers.papers import PageNumber
-from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
+from app.rendering import AppPages, PageAnswer, Pages, Redirect, View, query_string
 from app.structured_data import organization
 from catalog.institutions import (
     InstitutionSummary,
@@ -50,6 +50,39 @@ def resolve(db: Session, ident: str) -> InstitutionSummary:
     )
 
 
+def institution_view(
+    db: Session, pages: Pages, ident: str, requested: str | None, page: int = 1
+) -> View | Redirect:
+    """The institution page for ``ident``; a Redirect when ``requested`` is another spelling of its
+    address (None: no address was requested, as for an MCP tool)."""
+    found = resolve(db, ident)
+    if requested is not None and requested != found.path:
+        return Redirect(found.path + query_string(page=page))
+    detail = institution_detail(db, found.id)
+    if detail is None:  # deleted between the two statements
+        raise NotFoundException(detail=f"There is no institution with id {found.id}.")
+    listing = institution_papers(db, found.id, page=page, size=pages.settings.server.page_size)
+    if page > listing.pages:
+        raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
+    people = institution_researchers(db, found.id, limit=30)
+    where = f" ({detail.location})" if detail.location else ""
+    return View(
+        template="institution",
+        title=detail.name + (f" — page {page}" if page > 1 else ""),
+        description=f"{detail.name}{where}: {detail.papers:,} affiliated papers in this archive.",
+        path=detail.path + query_string(page=page),
+        context={
+            "institution": detail,
+            "researchers": people,
+            "listing": listing,
+            "page_query": lambda n: query_string(page=n),
+        },
+        crumbs=[("Institutions", "/institutions"), (detail.name, detail.path)],
+        json_ld=[organization(pages.site, detail)],
+        indexable=bool(detail.papers or people),
+    )
+
+
 @get("/institutions/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})
 async def institution(
     request: Request[Any, Any, Any],
@@ -58,36 +91,7 @@ async def institution(
     page: PageNumber = 1,
 ) -> PageAnswer:
     requested = request.scope["path"]
-
-    def build(db: Session) -> View | Redirect:
-        found = resolve(db, ident)
-        if requested != found.path:
-            return Redirect(found.path + query_string(page=page))
-        detail = institution_detail(db, found.id)
-        if detail is None:  # deleted between the two statements
-            raise NotFoundException(detail=f"There is no institution with id {found.id}.")
-        listing = institution_papers(db, found.id, page=page, size=pages.settings.server.page_size)
-        if page > listing.pages:
-            raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
-        people = institution_researchers(db, found.id, limit=30)
-        where = f" ({detail.location})" if detail.location else ""
-        return View(
-            template="institution",
-            title=detail.name + (f" — page {page}" if page > 1 else ""),
-            description=f"{detail.name}{where}: {detail.papers:,} affiliated papers in this archive.",
-            path=detail.path + query_string(page=page),
-            context={
-                "institution": detail,
-                "researchers": people,
-                "listing": listing,
-                "page_query": lambda n: query_string(page=n),
-            },
-            crumbs=[("Institutions", "/institutions"), (detail.name, detail.path)],
-            json_ld=[organization(pages.site, detail)],
-            indexable=bool(detail.papers or people),
-        )
-
-    return await pages.serve(request, build)
+    return await pages.serve(request, lambda db: institution_view(db, pages, ident, requested, page))
 
 
 @get("/institutions", include_in_schema=False, opt={PAGE_OPT: True})

@@ -67,6 +67,11 @@ ROUTES: tuple[RouteDoc, ...] = (
     ),
     RouteDoc("/rss/{name}", "RSS 2.0: `latest.xml`, or `<category>.xml` such as `cs.LG.xml`."),
     RouteDoc("/openapi.json", "OpenAPI 3.1 description of the JSON API."),
+    RouteDoc(
+        "/mcp",
+        "MCP over streamable HTTP for agents: search, papers, their pages' text, researchers and "
+        "institutions (see *MCP for agents* below).",
+    ),
     RouteDoc("/healthz", "Liveness: the process answers (JSON, never waits for the catalogue)."),
     RouteDoc("/readyz", "Readiness: the catalogue, the vector index and Redis answer (JSON; 503 when not)."),
     RouteDoc("/api/papers", "JSON: newest papers; `category`, `page`, `size`."),
@@ -146,7 +151,7 @@ _PAGES = {
     "privacy": ("Privacy", "What is stored about visitors: no cookies for browsing, no trackers."),
     "developers": (
         "Developers",
-        "URL patterns, the JSON API, llms.txt, markdown negotiation, sitemap and RSS.",
+        "URL patterns, the JSON API, the MCP server, llms.txt, markdown negotiation, sitemap and RSS.",
     ),
 }
 

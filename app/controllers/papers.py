@@ -58,7 +58,9 @@ def parse_paper_ident(ident: str) -> arxiv_ids.ArxivId:
         ) from exc
 
 
-def paper_view(db: Session, site: Site, ident: str, requested_path: str) -> View | Redirect:
+def paper_view(db: Session, site: Site, ident: str, requested_path: str | None) -> View | Redirect:
+    """The paper page; a Redirect when ``requested_path`` is another spelling of its address (None:
+    no address was requested, as for an MCP tool)."""
     arxiv_id = parse_paper_ident(ident)
     paper = paper_detail(db, arxiv_id.canonical)
     if paper is None:
@@ -67,7 +69,7 @@ def paper_view(db: Session, site: Site, ident: str, requested_path: str) -> View
             f"continuously; meanwhile it may be on arXiv: https://arxiv.org/abs/{arxiv_id.versioned}"
         )
     here = paper_path(paper.arxiv_id, paper.title, arxiv_id.version)
-    if requested_path != here:
+    if requested_path is not None and requested_path != here:
         return Redirect(here)
     shown = paper.version(arxiv_id.version) if arxiv_id.version else None
     description = (

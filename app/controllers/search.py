@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 from app.asgi import PAGE_OPT
 from app.controllers import ingest_status
 from app.rendering import AppPages, PageAnswer, View, markdown_path, md_escape, query_string
-from app.services import AppServices
+from app.services import AppServices, Services
 from catalog.queries import paper_path, researcher_path
 from catalog.search_queries import SearchFilters
 from retrieval.search import (
@@ -84,8 +84,8 @@ EXAMPLES = (
 )
 
 
-def _request(
-    services: AppServices,
+def search_request(
+    services: Services,
     q: str | None,
     category: str | None,
     date_from: dt.date | None,
@@ -108,7 +108,7 @@ def _request(
     )
 
 
-def _service(services: AppServices) -> SearchService:
+def _service(services: Services) -> SearchService:
     if services.search is None:
         raise ServiceUnavailableException(detail="Search is not available on this server right now.")
     return services.search
@@ -159,6 +159,62 @@ def highlight_md(snippet: Snippet) -> Markup:
     return Markup("".join(out))  # noqa: S704 - every piece was escaped by md_escape
 
 
+def search_view(services: Services, wanted: SearchRequest, show_debug: bool = False) -> View:
+    """The search page for ``wanted`` (blocking: run it through the search gate). A query that
+    cannot run is the page with its error and status 400."""
+    service = _service(services)
+    results: SearchResults | None = None
+    error: str | None = None
+    status = 200
+    req = wanted
+    try:
+        req = service.validate(wanted)
+        if req.q or req.filters.active:  # otherwise the landing page: examples, no results
+            results = service.search(req)
+    except QueryError as exc:
+        error, status = str(exc), 400
+    title = f"Search: {req.q}" if req.q else "Search"
+    if results and results.researcher:
+        title += f" — papers by {results.researcher}"
+    if results and req.page > 1:
+        title += f" — page {req.page}"
+    description = (
+        f"{results.total:,} papers for “{req.q}”" if results and req.q else "Search papers in wovepaper."
+    )
+    indexing = None
+    if results is not None and not results.total:  # say so when the index is still filling up
+        with services.sessions() as db:
+            indexing = ingest_status.summary(db, services)
+    return View(
+        template="search",
+        title=title,
+        description=description,
+        path="/search" + query_string(**_params(req)),
+        context={
+            "q": req.q,
+            "request": req,
+            "results": results,
+            "indexing": indexing,
+            "error": error,
+            "debug": show_debug,
+            "development": services.settings.debug_views,
+            "examples": EXAMPLES,
+            "modes": MODES,
+            "sorts": SORTS,
+            "search_link": lambda **change: "/search" + query_string(**_params(req, **change)),
+            "page_query": lambda n: query_string(**_params(req, page=n)),
+            "highlight": highlight_html,
+            "highlight_md": highlight_md,
+            "paper_path": lambda p: paper_path(p.arxiv_id, p.title),
+            "researcher_path": researcher_path,
+        },
+        crumbs=[("Search", "/search")],
+        indexable=False,
+        status=status,
+        cacheable=not show_debug,
+    )
+
+
 @get("/search", include_in_schema=False, opt={PAGE_OPT: True})
 async def search_page(
     request: Request[Any, Any, Any],
@@ -175,63 +231,12 @@ async def search_page(
     size: SizeParam = None,
     debug: Debug = False,
 ) -> PageAnswer:
-    wanted = _request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
+    wanted = search_request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
     show_debug = debug and services.settings.debug_views
 
-    def build() -> View:
-        service = _service(services)
-        results: SearchResults | None = None
-        error: str | None = None
-        status = 200
-        req = wanted
-        try:
-            req = service.validate(wanted)
-            if req.q or req.filters.active:  # otherwise the landing page: examples, no results
-                results = service.search(req)
-        except QueryError as exc:
-            error, status = str(exc), 400
-        title = f"Search: {req.q}" if req.q else "Search"
-        if results and results.researcher:
-            title += f" — papers by {results.researcher}"
-        if results and req.page > 1:
-            title += f" — page {req.page}"
-        description = (
-            f"{results.total:,} papers for “{req.q}”" if results and req.q else "Search papers in wovepaper."
-        )
-        indexing = None
-        if results is not None and not results.total:  # say so when the index is still filling up
-            with services.sessions() as db:
-                indexing = ingest_status.summary(db, services)
-        return View(
-            template="search",
-            title=title,
-            description=description,
-            path="/search" + query_string(**_params(req)),
-            context={
-                "q": req.q,
-                "request": req,
-                "results": results,
-                "indexing": indexing,
-                "error": error,
-                "debug": show_debug,
-                "development": services.settings.debug_views,
-                "examples": EXAMPLES,
-                "modes": MODES,
-                "sorts": SORTS,
-                "search_link": lambda **change: "/search" + query_string(**_params(req, **change)),
-                "page_query": lambda n: query_string(**_params(req, page=n)),
-                "highlight": highlight_html,
-                "highlight_md": highlight_md,
-                "paper_path": lambda p: paper_path(p.arxiv_id, p.title),
-                "researcher_path": researcher_path,
-            },
-            crumbs=[("Search", "/search")],
-            indexable=False,
-            status=status,
-            cacheable=not show_debug,
-        )
-
-    return await pages.serve_with(request, build, services.search_gate.run)
+    return await pages.serve_with(
+        request, lambda: search_view(services, wanted, show_debug), services.search_gate.run
+    )
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -312,7 +317,7 @@ class SearchAnswer:
     notes: list[str]
 
 
-def _answer(results: SearchResults, site_url: Any) -> SearchAnswer:
+def search_answer(results: SearchResults, site_url: Any) -> SearchAnswer:
     req = results.request
     items = []
     for hit in results.hits:
@@ -397,12 +402,12 @@ async def search_api(
     page: PageParam = 1,
     size: SizeParam = None,
 ) -> SearchAnswer:
-    wanted = _request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
+    wanted = search_request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
     try:
         results = await services.search_gate.run(_service(services).search, wanted)
     except QueryError as exc:
         raise ClientException(detail=str(exc)) from exc
-    return _answer(results, pages.site.url)
+    return search_answer(results, pages.site.url)
 
 
 def document_limits(schema: OpenAPI, settings: Settings) -> None:

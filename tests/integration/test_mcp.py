@@ -1,0 +1,361 @@
+"""The MCP endpoint through the SDK's own client over streamable HTTP, against the app served by
+uvicorn on loopback: every tool, the paper resource and the review prompt, with their markdown and
+structured content; bad arguments are tool errors (never a 5xx); two app processes answer one
+client's calls alternately; the limit, the host allow-list and cookies."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from settings import PROJECT_ROOT
+from tests.integration.browse_catalogue import served
+from tests.integration.mcp_peers import INDEXED, McpSite, free_port, mcp_site, with_env
+
+TOOLS = {"search_papers", "get_paper", "read_paper_pages", "get_researcher", "get_institution"}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpSite]:
+    with mcp_site(tmp_path_factory.mktemp("mcp"), {"WOVEPAPER_LIMIT_MCP": "1000/60"}) as s:
+        yield s
+
+
+def call(site: McpSite, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def go() -> CallToolResult:
+        async with Client(site.endpoint) as client:
+            return await client.call_tool(name, arguments)
+
+    return anyio.run(go)
+
+
+def text_of(result: CallToolResult) -> str:
+    assert len(result.content) == 1 and isinstance(result.content[0], TextContent), result.content
+    return result.content[0].text
+
+
+def test_the_client_lists_the_tools_with_their_schemas(site: McpSite) -> None:
+    async def go() -> Any:
+        async with Client(site.endpoint) as client:
+            return await client.list_tools(), client.server_info, client.instructions
+
+    tools, info, instructions = anyio.run(go)
+    assert {t.name for t in tools.tools} == TOOLS
+    assert info is not None and info.name == "wovepaper"
+    assert instructions and "read_paper_pages" in instructions
+    for tool in tools.tools:
+        assert tool.description, tool.name
+        assert tool.output_schema, tool.name
+        assert tool.annotations is not None and tool.annotations.read_only_hint, tool.name
+    search = next(t for t in tools.tools if t.name == "search_papers")
+    assert search.input_schema["required"] == ["query"]
+
+
+def test_search_papers(site: McpSite) -> None:
+    result = call(site, "search_papers", {"query": "adaptive moment estimation stochastic optimization"})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None and data["total"] >= 1
+    first = data["items"][0]
+    assert first["arxiv_id"] == INDEXED
+    assert first["url"].startswith(site.base + "/papers/1412.6980-")
+    markdown = text_of(result)
+    assert markdown.startswith("# ")
+    assert first["url"] in markdown and "Canonical page:" in markdown
+
+
+def test_get_paper_has_the_page_and_the_full_text_outline(site: McpSite) -> None:
+    result = call(site, "get_paper", {"arxiv_id": "1412.6980v9"})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None
+    assert data["paper"]["arxiv_id"] == INDEXED and data["paper"]["title"].startswith("Adam")
+    assert data["full_text"]["status"] == "done" and data["full_text"]["pages"] == 15
+    assert data["sections"] and all(s["page"] >= 1 for s in data["sections"])
+    markdown = text_of(result)
+    assert markdown.startswith("# Adam")
+    assert f"<{data['paper']['url']}>" in markdown
+    assert "## Full text" in markdown and "read_paper_pages" in markdown
+
+
+def test_read_paper_pages_gives_text_with_page_numbers(site: McpSite) -> None:
+    result = call(site, "read_paper_pages", {"arxiv_id": INDEXED, "first_page": 2, "last_page": 3})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None and data["passages"]
+    assert all(p["page_end"] >= 2 and p["page_start"] <= 3 for p in data["passages"])
+    assert data["pages_indexed"] == 15 and data["next_page"] == 4
+    markdown = text_of(result)
+    assert "## [p. 2]" in markdown and data["url"] in markdown
+    # The passages do not repeat the sentences chunks share (the overlap is removed).
+    texts = [p["text"] for p in data["passages"]]
+    for before, after in itertools.pairwise(texts):
+        assert after[:80] not in before
+
+
+def test_read_paper_pages_is_capped(site: McpSite) -> None:
+    result = call(site, "read_paper_pages", {"arxiv_id": INDEXED, "first_page": 1, "last_page": 15})
+    data = result.structured_content
+    assert data is not None and data["truncated"]
+    assert sum(len(p["text"]) for p in data["passages"]) <= site.settings.mcp.mcp_max_page_chars
+    assert data["next_page"] is not None and f"first_page={data['next_page']}" in text_of(result)
+
+
+def test_get_researcher_and_institution(site: McpSite) -> None:
+    result = call(site, "get_researcher", {"researcher_id": site.facts.enriched_researcher})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None and data["name"] == "Diederik P. Kingma"
+    assert data["h_index"] == site.facts.h_index
+    assert text_of(result).startswith("# Diederik P. Kingma") and data["url"] in text_of(result)
+
+    result = call(site, "get_institution", {"institution": f"ror:{site.facts.toronto_ror}"})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None and data["id"] == site.facts.toronto
+    assert data["name"] == "University of Toronto" and data["url"] in text_of(result)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "says"),
+    [
+        ("get_paper", {"arxiv_id": "not-an-id"}, "not-an-id"),
+        ("get_paper", {"arxiv_id": "2412.99999"}, "not in this archive"),
+        ("get_paper", {}, "arxiv_id"),
+        ("search_papers", {"query": ""}, "query"),
+        ("search_papers", {"query": "x", "size": 500}, "size"),
+        ("search_papers", {"query": "x", "date_from": "yesterday"}, "date_from"),
+        ("read_paper_pages", {"arxiv_id": INDEXED, "first_page": 5, "last_page": 2}, "before"),
+        ("read_paper_pages", {"arxiv_id": INDEXED, "first_page": 99}, "past the end"),
+        ("read_paper_pages", {"arxiv_id": "1706.03762"}, "not indexed"),
+        ("get_researcher", {"researcher_id": 2_000_000_000}, "no researcher"),
+        ("get_researcher", {"researcher_id": "abc"}, "researcher_id"),
+        ("get_institution", {"institution": "Nowhere University of Nothing"}, "No institution"),
+    ],
+)
+def test_bad_arguments_are_tool_errors(
+    site: McpSite, name: str, arguments: dict[str, Any], says: str
+) -> None:
+    result = call(site, name, arguments)
+    assert result.is_error
+    assert says.lower() in text_of(result).lower()
+
+
+def test_the_paper_resource_and_the_review_prompt(site: McpSite) -> None:
+    async def go() -> Any:
+        async with Client(site.endpoint) as client:
+            templates = await client.list_resource_templates()
+            resource = await client.read_resource(f"paper://{INDEXED}")
+            prompts = await client.list_prompts()
+            prompt = await client.get_prompt("review_paper_claims", {"arxiv_id": INDEXED})
+            return templates, resource, prompts, prompt
+
+    templates, resource, prompts, prompt = anyio.run(go)
+    assert [t.uri_template for t in templates.resource_templates] == ["paper://{arxiv_id}"]
+    contents = resource.contents[0]
+    assert contents.mime_type == "text/markdown" and contents.text.startswith("# Adam")
+    assert [p.name for p in prompts.prompts] == ["review_paper_claims"]
+    assert prompts.prompts[0].title == "Review this paper's claims with citations"
+    text = prompt.messages[0].content.text
+    assert "read_paper_pages" in text and "page" in text and INDEXED in text
+
+
+def _post(base: str, body: dict[str, Any], **headers: str) -> httpx.Response:
+    """One raw JSON-RPC POST, as an MCP client sends it in stateless mode."""
+    return httpx.post(
+        f"{base}/mcp",
+        json=body,
+        headers={"accept": "application/json, text/event-stream", **headers},
+        timeout=30,
+    )
+
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+
+def test_only_the_public_host_is_served(site: McpSite) -> None:
+    assert _post(site.base, TOOLS_LIST).status_code == 200
+    refused = _post(site.base, TOOLS_LIST, host="evil.example")
+    assert 400 <= refused.status_code < 500
+    cross_site = _post(site.base, TOOLS_LIST, origin="https://evil.example")
+    assert 400 <= cross_site.status_code < 500
+
+
+def test_cookies_are_not_passed_on_and_no_session_is_made(site: McpSite) -> None:
+    answer = _post(site.base, TOOLS_LIST, cookie="wovepaper_session=forged")
+    assert answer.status_code == 200
+    assert "set-cookie" not in answer.headers
+    assert {t["name"] for t in answer.json()["result"]["tools"]} == TOOLS
+
+
+def test_tool_calls_are_limited_per_client(site: McpSite) -> None:
+    port = free_port()
+    limited = with_env(
+        site.settings, {"WOVEPAPER_LIMIT_MCP": "2/60", "WOVEPAPER_PUBLIC_URL": f"http://127.0.0.1:{port}"}
+    )
+    with served(limited, port) as base:
+        other = McpSite(base, limited, site.facts)
+        for _ in range(2):
+            assert not call(other, "get_paper", {"arxiv_id": INDEXED}).is_error
+        refused = call(other, "get_paper", {"arxiv_id": INDEXED})
+        assert refused.is_error and "try again in" in text_of(refused)
+
+
+def _process(settings_env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning"],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, **settings_env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def test_two_processes_answer_one_clients_calls_alternately(site: McpSite) -> None:
+    """Stateless: the client's calls go to two app processes in turn (a transport that alternates
+    between them), with nothing shared but the catalogue, the index and the public address."""
+    ports = [free_port(), free_port()]
+    public = f"http://127.0.0.1:{ports[0]}"
+    env = {
+        "WOVEPAPER_DATABASE_URL": site.settings.database_url,
+        "WOVEPAPER_DATA_DIR": str(site.settings.core.data_dir),
+        "WOVEPAPER_ENVIRONMENT": "test",
+        "WOVEPAPER_WORKER_EMBEDDED": "false",
+        # Both answer to one public address (a load balancer's); the Host header says so.
+        "WOVEPAPER_PUBLIC_URL": public,
+        "WOVEPAPER_CHROMA_HOST": site.settings.chroma.chroma_host,
+        "WOVEPAPER_CHROMA_PORT": str(site.settings.chroma.chroma_port),
+    }
+    processes = [_process(env, port) for port in ports]
+    seen: list[int] = []
+
+    class Alternate(httpx2.AsyncBaseTransport):  # the SDK's client speaks httpx2
+        def __init__(self) -> None:
+            self.inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            port = ports[len(seen) % 2]
+            seen.append(port)
+            request.url = request.url.copy_with(port=port)
+            return await self.inner.handle_async_request(request)
+
+    try:
+        for port in ports:
+            _wait(f"http://127.0.0.1:{port}/healthz", processes)
+
+        async def go() -> list[CallToolResult]:
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with (
+                httpx2.AsyncClient(transport=Alternate(), timeout=30) as http,
+                Client(streamable_http_client(f"{public}/mcp", http_client=http)) as client,
+            ):
+                return [
+                    await client.call_tool("get_paper", {"arxiv_id": INDEXED}),
+                    await client.call_tool("search_papers", {"query": "adam optimizer"}),
+                    await client.call_tool("read_paper_pages", {"arxiv_id": INDEXED, "first_page": 1}),
+                    await client.call_tool("get_researcher", {"researcher_id": site.facts.plain_researcher}),
+                ]
+
+        results = anyio.run(go)
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=20)
+    assert all(not r.is_error for r in results), [text_of(r) for r in results if r.is_error]
+    # The handshake and the four calls, each process answering every other one.
+    assert len(seen) >= 5 and seen.count(ports[0]) >= 2 and seen.count(ports[1]) >= 2
+
+
+def _wait(url: str, processes: list[subprocess.Popen[bytes]]) -> None:
+    for _ in range(240):
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        for process in processes:
+            if process.poll() is not None:
+                detail = process.stderr.read().decode() if process.stderr else ""
+                raise AssertionError(f"an app process exited: {detail[-2000:]}")
+        anyio.run(anyio.sleep, 0.25)
+    raise AssertionError(f"{url} did not answer")
+
+
+# -- the developers page: every MCP example shown there runs -----------------------------------
+
+_TOOL_ROW = re.compile(r"^\| `(?P<name>[a-z_]+)` \| (?P<what>.+?) \| `(?P<example>\{.*\})` \|$", re.M)
+
+
+def _developers(site: McpSite) -> str:
+    answer = httpx.get(f"{site.base}/developers.md", timeout=30)
+    assert answer.status_code == 200
+    return answer.text
+
+
+def _block(markdown: str, language: str) -> str:
+    found = re.findall(rf"^```{language}\n(.*?)^```$", markdown, flags=re.M | re.S)
+    assert len(found) == 1, f"one {language} block on the developers page"
+    return str(found[0])
+
+
+def test_the_developers_page_lists_every_tool_and_its_examples_run(site: McpSite) -> None:
+    markdown = _developers(site)
+    rows = [m.groupdict() for m in _TOOL_ROW.finditer(markdown)]
+
+    async def tools() -> set[str]:
+        async with Client(site.endpoint) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert {r["name"] for r in rows} == anyio.run(tools) == TOOLS
+    for row in rows:
+        result = call(site, row["name"], json.loads(row["example"]))
+        assert not result.is_error, (row["name"], text_of(result))
+        assert result.structured_content and text_of(result).startswith("# "), row["name"]
+        assert site.base in text_of(result), "canonical URLs are absolute"
+
+
+def test_the_developers_page_client_configuration_connects(site: McpSite) -> None:
+    config = json.loads(_block(_developers(site), "json"))
+    server = config["mcpServers"]["wovepaper"]
+    assert server["type"] == "http" and server["url"] == site.endpoint
+
+    async def go() -> set[str]:
+        async with Client(server["url"]) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert anyio.run(go) == TOOLS
+
+
+def test_the_developers_page_python_example_runs(site: McpSite) -> None:
+    code = _block(_developers(site), "python")
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.startswith("# Results for “adaptive moment estimation”")
+    assert "Adam" in ran.stdout
+
+
+def test_the_developers_page_curl_example_runs(site: McpSite) -> None:
+    command = _block(_developers(site), "sh").strip()
+    assert command.startswith(f"curl -s {site.endpoint} ")
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["result"]["structuredContent"]["paper"]["arxiv_id"] == INDEXED
+    assert answer["result"]["content"][0]["text"].startswith("# Adam")
