@@ -4,8 +4,14 @@ One cluster for the module: a fresh database on the machine's PostgreSQL, a priv
 with the append-only file compose.yaml configures (so the test may stop, kill and wipe it without
 touching the machine's shared Redis), ``chroma run``, Debian's nginx serving deploy/nginx.conf in
 front of two ``python -m app serve`` processes on different ports, one ``python -m indexing worker``,
-an OpenAI-compatible embedding endpoint and an OpenID provider (oidc-provider-mock). Every request
-below goes through nginx; its access log says which replica answered.
+an OpenAI-compatible embedding endpoint, an OpenID provider (oidc-provider-mock) and the scripted
+OpenAI-compatible model server the chat tests use. Every request below goes through nginx; its access
+log says which replica answered.
+
+Not here: the arXiv pace between two workers. A worker's only arXiv traffic is PDF downloads, which
+the URL policy pins to https on arXiv's public hosts (resolved before the request's slot is taken),
+so offline no such request is ever made; test_pacing.py holds the pace between processes through
+Redis on the production path of the arXiv importer.
 """
 
 from __future__ import annotations
@@ -19,11 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
+from mcp import Client
 from sqlalchemy import create_engine, select, text
 
-from catalog.db import make_engine
+from accounts import queries as accounts
+from catalog.db import make_engine, transaction
 from catalog.models import FullText, Paper
 from coordination.redis import Redis
 from tests.conftest import POSTGRES_ADMIN_URL, running_chroma
@@ -38,6 +47,7 @@ from tests.integration.indexing_peers import (
     text_pdf,
     write_pdfs,
 )
+from tests.integration.scripted_llm import ScriptedLLM, scripted_llm
 from tests.integration.signin_peers import Browser, oidc_mock
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -58,6 +68,7 @@ class Cluster:
     app_ports: list[int]
     worker: Service
     embeddings: EmbeddingServer
+    model: ScriptedLLM
 
     @property
     def url(self) -> str:
@@ -119,6 +130,21 @@ class Cluster:
         except AssertionError:
             raise AssertionError(f"{self.statuses(ids)}\nworker log:\n{self.worker.tail()}") from None
 
+    def token(self, name: str = "reader") -> str:
+        """A new person with a chat API token (each its own limits and streams)."""
+        engine = make_engine(self.database_url)
+        try:
+            with transaction(engine) as db:
+                person = accounts.sign_in(
+                    db, provider="local", issuer="test", subject=uuid.uuid4().hex, name=name, email=None
+                )
+                secret, _ = accounts.create_token(
+                    db, person.person_id, name="cluster", scopes={"chat", "read"}, expires_at=None
+                )
+        finally:
+            engine.dispose()
+        return secret
+
     def clear_limits(self) -> None:
         client = Redis.from_url(self.redis.url)
         for key in client.scan_iter(match=f"{QUEUE}:limits:*"):
@@ -150,6 +176,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             running_chroma(work / "chroma") as ((chroma_host, chroma_port), _chroma),
             embedding_server() as embeddings,
             oidc_mock() as issuer,
+            scripted_llm() as model,
         ):
             ports = [free_port(), free_port()]
             nginx = Nginx(work / "nginx", (f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"))
@@ -172,6 +199,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 "WOVEPAPER_OIDC_ISSUER": issuer,
                 "WOVEPAPER_OIDC_CLIENT_ID": "wovepaper-cluster",
                 "WOVEPAPER_OIDC_CLIENT_SECRET": "cluster-secret",
+                "WOVEPAPER_LLM_BASE_URL": model.base_url,
+                "WOVEPAPER_LLM_CONCURRENCY": "4",
+                "WOVEPAPER_CHAT_PING_SECONDS": "1",
                 **embedding_env(embeddings),
             }
             migrate = Service("migrate", ["catalog", "upgrade"], env, work)
@@ -183,7 +213,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             ]
             worker = Service("worker", ["indexing", "worker"], env, work)
             services = [*apps, worker]
-            cluster = Cluster(work, env, database_url, redis, nginx, apps, ports, worker, embeddings)
+            cluster = Cluster(work, env, database_url, redis, nginx, apps, ports, worker, embeddings, model)
             for n in range(2):
                 cluster.start_app(n)
             worker.start()
@@ -334,6 +364,96 @@ def test_a_killed_workers_jobs_finish(cluster: Cluster) -> None:
         cluster.embeddings.delay = 0.0
 
 
+# -- chat and MCP through the proxy ------------------------------------------------------------
+
+QUESTION = "What does paper 2406.00002 study with careful experiments?"
+
+
+@dataclass
+class Stream:
+    """One chat answer read through the proxy: each event with the moment it arrived."""
+
+    tag: str
+    events: list[tuple[str, float]]
+    done: bool = False
+    broken: str = ""
+
+    def arrivals(self, kind: str) -> list[float]:
+        return [at for k, at in self.events if k == kind]
+
+
+def read_stream(cluster: Cluster, token: str, tag: str, on_token: threading.Event | None = None) -> Stream:
+    stream = Stream(tag, [])
+    try:
+        with (
+            httpx.Client(base_url=cluster.url, timeout=60) as client,
+            client.stream(
+                "POST",
+                "/api/chat",
+                params={"t": tag},  # names the request in the proxy's access log
+                json={"question": QUESTION},
+                headers={"Authorization": f"Bearer {token}"},
+            ) as response,
+        ):
+            assert response.status_code == 200, response.read()[:300]
+            assert response.headers["content-type"].startswith("text/event-stream")
+            assert response.headers.get("content-encoding", "identity") == "identity"  # never gzipped
+            kind = "message"
+            for line in response.iter_lines():
+                if line.startswith("event:"):
+                    kind = line.split(":", 1)[1].strip()
+                elif line.startswith("data:"):
+                    stream.events.append((kind, time.monotonic()))
+                    stream.done = stream.done or kind == "done"
+                    if kind == "token" and on_token is not None:
+                        on_token.set()
+                    kind = "message"
+    except httpx.HTTPError as error:
+        stream.broken = f"{type(error).__name__}: {error}"
+    return stream
+
+
+def test_a_chat_answer_arrives_through_the_proxy_as_it_is_written(cluster: Cluster) -> None:
+    words = [f"word{n} " for n in range(10)]
+    cluster.model.script(words)
+    cluster.model.delta_delay = 0.3
+    try:
+        stream = read_stream(cluster, cluster.token(), "incremental")
+    finally:
+        cluster.model.delta_delay = 0.0
+    assert stream.done and not stream.broken, stream
+    kinds = [k for k, _ in stream.events]
+    assert kinds[0] == "evidence" and "token" in kinds, kinds
+    tokens = stream.arrivals("token")
+    # Written over 2.7 s: arriving over nearly as long, the evidence well before the first word. A
+    # buffering proxy would hand everything over at the end, in one go.
+    assert tokens[-1] - tokens[0] >= 2.0, tokens
+    assert tokens[0] - stream.arrivals("evidence")[0] < 1.5
+    assert stream.arrivals("done")[0] - tokens[0] >= 2.0
+
+
+def test_mcp_answers_on_both_replicas_through_the_proxy(cluster: Cluster) -> None:
+    before = len(cluster.nginx.access_log.read_text().splitlines())
+
+    async def go() -> tuple[set[str], list[bool], list[str]]:
+        async with Client(cluster.url + "/mcp") as client:
+            tools = await client.list_tools()
+            found: list[str] = []
+            errors: list[bool] = []
+            for _ in range(3):
+                result = await client.call_tool("search_papers", {"query": "paper 2406.00002"})
+                errors.append(result.is_error)
+                data = result.structured_content or {}
+                found.extend(item["arxiv_id"] for item in data.get("items", []))
+            return {t.name for t in tools.tools}, errors, found
+
+    names, errors, found = anyio.run(go)
+    assert "search_papers" in names and not any(errors)
+    assert "2406.00002" in found
+    lines = [line for line in cluster.nginx.access_log.read_text().splitlines()[before:] if " /mcp" in line]
+    assert _ports(re.findall(r" upstream=(\S+)", "\n".join(lines))) == set(cluster.app_ports), lines
+
+
 def test_one_app_dying_fails_only_its_own_requests(cluster: Cluster) -> None:
     """Requests keep coming while one replica is SIGKILLed: a request fails only if that replica
     already had it; every request after that is answered by the other replica; the restarted
@@ -386,3 +506,43 @@ def test_one_app_dying_fails_only_its_own_requests(cluster: Cluster) -> None:
         return victim_port in _ports(cluster.nginx.upstreams()[mark:])
 
     wait_until(back_in_rotation, 30, "the restarted replica back in rotation")
+
+
+def test_an_app_dying_mid_stream_fails_only_its_own_streams(cluster: Cluster) -> None:
+    """Four answers streaming, two on each replica; one replica is SIGKILLed after every stream
+    has its first words: its streams break, the other replica's finish whole."""
+    words = [f"w{n} " for n in range(20)]
+    cluster.model.default = words
+    cluster.model.delta_delay = 0.25
+    tokens = [cluster.token(f"reader{n}") for n in range(4)]
+    started = [threading.Event() for _ in tokens]
+    streams: list[Stream] = []
+    before = len(cluster.nginx.access_log.read_text().splitlines())
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            futures = [
+                pool.submit(read_stream, cluster, token, f"s{n}", started[n])
+                for n, token in enumerate(tokens)
+            ]
+            for event in started:
+                assert event.wait(30), "a stream never got its first words"
+            cluster.apps[0].kill()
+            streams = [f.result(timeout=60) for f in futures]
+    finally:
+        cluster.model.delta_delay = 0.0
+        cluster.model.default = ("I cannot tell.",)
+    upstream_of = {}
+    for line in cluster.nginx.access_log.read_text().splitlines()[before:]:
+        tag, upstream = re.search(r"[?&]t=(s\d)", line), re.search(r" upstream=(\S+)", line)
+        if tag and upstream:
+            upstream_of[tag.group(1)] = int(upstream.group(1).rsplit(":", 1)[1])
+    victim, survivor = cluster.app_ports
+    on_victim = [s for s in streams if upstream_of[s.tag] == victim]
+    on_survivor = [s for s in streams if upstream_of[s.tag] == survivor]
+    assert on_victim and on_survivor, upstream_of
+    for stream in on_victim:
+        assert not stream.done, stream  # cut off: no done event, the client knows it is incomplete
+    for stream in on_survivor:
+        assert stream.done and not stream.broken, stream
+        assert len(stream.arrivals("token")) >= 1
+    cluster.start_app(0)

@@ -88,6 +88,7 @@ def test_the_topology(resolved: dict[str, Any]) -> None:
         assert env["WOVEPAPER_WORKER_EMBEDDED"] == "false"
         assert env["WOVEPAPER_REDIS_URL"].startswith("redis://redis:")
         assert env["WOVEPAPER_DATABASE_URL"].startswith("postgresql+psycopg://")
+        assert env["WOVEPAPER_LLM_BASE_URL"] == "http://llm:8080/v1"  # the shared model server
     # Both replicas are the proxy's upstreams, through the one site configuration.
     proxy_env = services["proxy"]["environment"]
     assert {proxy_env["APP_SERVER_1"], proxy_env["APP_SERVER_2"]} == {"app1:8000", "app2:8000"}
