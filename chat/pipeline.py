@@ -91,7 +91,7 @@ class Outcome:
     passages: list[Passage] = field(default_factory=list)
     references: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, str]] = field(default_factory=list)
-    unsupported: bool = True
+    unsupported: bool = False  # a model answer that cites nothing (set by the checks)
     notice: str | None = None
     tokens: int = 0  # prompt + answer tokens sent to and received from the model
     llm_called: bool = False
