@@ -20,6 +20,7 @@ from app.controllers import (
     account,
     agents,
     api,
+    chat_pages,
     follows,
     health,
     home,
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *signin.ROUTE_HANDLERS,
             *account.ROUTE_HANDLERS,
             *follows.ROUTE_HANDLERS,
+            *chat_pages.ROUTE_HANDLERS,
             health.readyz,
             create_static_files_router(
                 path="/static",
