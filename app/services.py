@@ -20,6 +20,8 @@ from app.admission import WorkGate
 from app.readiness import Check, Readiness
 from catalog.db import make_engine, session_factory
 from catalog.queries import count_papers
+from chat.llm import LLM, OpenAILLM, make_llm
+from chat.pipeline import Chat
 from coordination.redis import sync_client
 from indexing.contract import WorkerHandle
 from indexing.wiring import make_embedder, open_store, start_in_thread
@@ -42,6 +44,11 @@ class Services:
     worker: WorkerHandle | None = None
     # Hybrid search (lexical index + dense retrieval over ``store``), see retrieval.search.
     search: SearchService | None = None
+    # The language model chat answers with (None: none configured or not ready yet; chat then
+    # answers with the evidence alone). Tests put a scripted model here, the same seam.
+    llm: LLM | None = None
+    # Chat turns: retrieval over ``search``, then ``llm``, see chat.pipeline.
+    chat: Chat = field(init=False)
     # Searches run through this gate: bounded concurrency, the excess shed with a 503.
     search_gate: WorkGate = field(init=False)
     # What ``/readyz`` checks; a new dependency registers its check where its client is opened.
@@ -50,6 +57,7 @@ class Services:
     def __post_init__(self) -> None:
         conf = self.settings.search
         self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
+        self.chat = Chat(self.settings, self.engine, None, lambda: self.llm)
         self.readiness = Readiness(
             [
                 Check("catalogue", self._catalogue_ready),
@@ -71,6 +79,9 @@ class Services:
             raise
         services = cls(settings, engine, session_factory(engine), store, embedder)
         services.search = open_search(settings, engine, store, embedder)
+        services.chat.search = services.search
+        if settings.llm.llm_base_url:
+            services.llm = make_llm(settings.llm, settings.llm.llm_base_url)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
         return services
@@ -109,6 +120,8 @@ def lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         try:
             yield
         finally:
+            if isinstance(services.llm, OpenAILLM):
+                await services.llm.close()
             services.close()
 
     return _lifespan

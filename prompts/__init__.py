@@ -1,5 +1,7 @@
 """Prompt templates and the tiny renderer that fills them (standard library only).
 
+The chat's templates live beside this module as ``<name>.txt``: ``system`` (the rules, no
+variables), ``answer`` (``passages``, ``question``) and ``condense`` (``history``, ``question``).
 Templates use ``{name}`` fields. Rendering refuses a missing variable AND an unknown one, so a
 renamed field never silently produces a prompt with a hole or a stray value in it.
 """
@@ -7,6 +9,8 @@ renamed field never silently produces a prompt with a hole or a stray value in i
 from __future__ import annotations
 
 import string
+from functools import cache
+from importlib.resources import files
 
 _FORMATTER = string.Formatter()
 
@@ -36,3 +40,14 @@ def render(template: str, /, **variables: object) -> str:
             f"prompt variables do not match: missing {sorted(missing)}, unknown {sorted(unknown)}"
         )
     return template.format(**{k: str(v) for k, v in variables.items()})
+
+
+TEMPLATES = ("system", "answer", "condense")
+
+
+@cache
+def template(name: str) -> str:
+    """The text of the template ``name`` (one of :data:`TEMPLATES`)."""
+    if name not in TEMPLATES:
+        raise PromptError(f"no prompt template {name!r}; there are {', '.join(TEMPLATES)}")
+    return files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8").strip()

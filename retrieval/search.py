@@ -533,6 +533,11 @@ class SearchService:
             return []
         return sorted(set(lexical.tokenize([query])[0]))
 
+    def chunk_details(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        """The candidates with their full-text chunk hits' text, pages and section (the chat's
+        passages)."""
+        return self._with_chunk_details(candidates)
+
     def _with_chunk_details(self, page: Sequence[Candidate]) -> list[Candidate]:
         """The shown papers' full-text chunk hits with their text, pages and section. Both retrievers
         return bare chunk ids (cheap for 100 hits); the details of the few shown come from the

@@ -1,0 +1,403 @@
+"""The chat API: ``POST /api/chat`` (a streamed answer) and the conversations of the requester.
+
+``POST /api/chat`` takes ``{"question", "conversation_id", "papers"}`` from a signed-in session
+(with the CSRF header) or a bearer token with the ``chat`` scope, and answers as the client asks:
+
+- ``text/event-stream`` (the default): events ``evidence``, ``token``…, ``citations``, ``done`` (or
+  ``error``), each a JSON ``data:`` line; a ``: ping`` comment when nothing was sent for
+  ``chat_ping_seconds``; ``X-Accel-Buffering: no`` and no compression, so proxies pass tokens on as
+  they come. A client that disconnects cancels the turn: the model's stream is closed, and what was
+  answered so far is saved.
+- ``application/json`` or ``text/markdown``: the finished answer with its references.
+
+Before anything runs: a question over ``chat_max_question_chars`` is a 413; a conversation that
+is not the requester's a 404; the per-person (or per-token) limits — concurrent answers, questions
+per window, tokens per day — a 429 with ``Retry-After`` (see :mod:`coordination.limits`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from litestar import Request, Response, delete, get, patch, post
+from litestar.exceptions import ClientException, HTTPException, NotFoundException
+from litestar.params import FromPath, JSONBody
+from litestar.response import Stream
+from litestar.status_codes import HTTP_204_NO_CONTENT, HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
+from app.auth.requester import Actor
+from app.auth.wiring import auth_state
+from app.negotiation import accept_qualities
+from app.services import AppServices
+from catalog import arxiv_ids
+from catalog.db import transaction
+from catalog.text import scrub
+from chat import conversations
+from chat.pipeline import Event, Outcome, Turn
+from coordination.limits import LimitExceeded
+from coordination.redis import RedisError
+from settings import LimitSettings
+
+log = logging.getLogger(__name__)
+MAX_SCOPE = 50  # papers one question may be scoped to
+SLOT_SECONDS = 60.0  # a stream's slot lapses this long after its process died
+DAY = 86_400
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Content-Encoding": "identity"}
+
+
+class QuestionTooLong(HTTPException):
+    status_code = HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
+@dataclass
+class ChatQuestion:
+    question: str
+    conversation_id: int | None = None
+    papers: list[str] | None = None
+
+
+@dataclass
+class ConversationTitle:
+    title: str
+
+
+def _scope(papers: list[str] | None) -> tuple[str, ...]:
+    if not papers:
+        return ()
+    if len(papers) > MAX_SCOPE:
+        raise ClientException(detail=f"A question may be about at most {MAX_SCOPE} papers.")
+    scope = []
+    for raw in papers:
+        try:
+            scope.append(arxiv_ids.canonical(str(raw)))
+        except ValueError as exc:
+            raise ClientException(detail=f"Not an arXiv id: {str(raw)[:40]!r}.") from exc
+    return tuple(dict.fromkeys(scope))
+
+
+def _turn(services: AppServices, actor: Actor, data: ChatQuestion) -> Turn:
+    conf = services.settings.chat
+    question = " ".join(scrub(data.question).split())
+    if not question:
+        raise ClientException(detail="Ask a question: the question is empty.")
+    if len(question) > conf.chat_max_question_chars:
+        raise QuestionTooLong(
+            detail=f"The question is {len(question)} characters long; the limit is "
+            f"{conf.chat_max_question_chars}."
+        )
+    papers = _scope(data.papers)
+    if data.conversation_id is None:
+        return Turn(actor.person_id, question, papers)
+    with transaction(services.engine) as db:
+        if conversations.owned(db, actor.person_id, data.conversation_id) is None:
+            raise NotFoundException(detail="There is no such conversation.")
+        history = conversations.history(db, data.conversation_id, conf.chat_history_turns)
+    return Turn(actor.person_id, question, papers, data.conversation_id, tuple(history))
+
+
+async def _admit(request: Request[Any, Any, Any], actor: Actor) -> Callable[[int], Awaitable[None]]:
+    """Apply the chat limits; returns what to call when the answer is over (with its tokens).
+    Redis being away fails open, like the API limit: the chat must not go down with it."""
+    state = auth_state(request)
+    limits = state.settings.limits
+    limiter = state.limiter
+    assert limiter is not None, "the auth lifespan has not run"
+    key = actor.limit_key
+    stack = contextlib.AsyncExitStack()
+    try:
+        await stack.enter_async_context(
+            limiter.slot(
+                f"chat-streams:{key}", limits.limit_chat_streams, SLOT_SECONDS, "chat answers at once"
+            )
+        )
+        count, seconds = LimitSettings.parse(limits.limit_chat_requests)
+        decision = await limiter.hit(f"chat:{key}", count, seconds)
+        if not decision.allowed:
+            raise LimitExceeded("chat questions", decision.retry_after)
+        budget = limits.limit_chat_tokens_per_day
+        tokens = await limiter.hit(f"chat-tokens:{key}", budget, DAY, cost=1)
+        if not tokens.allowed:
+            raise LimitExceeded("chat tokens per day", tokens.retry_after)
+    except LimitExceeded:
+        await stack.aclose()
+        raise
+    except RedisError as error:
+        await stack.aclose()
+        log.warning("chat limits not counted, Redis unavailable: %s", error)
+
+    async def finish(used: int) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                if used:
+                    await limiter.charge(f"chat-tokens:{key}", DAY, used)
+            except RedisError as error:
+                log.warning("chat tokens not counted, Redis unavailable: %s", error)
+            finally:
+                await stack.aclose()
+
+    return finish
+
+
+def _format(request: Request[Any, Any, Any]) -> str:
+    qualities = accept_qualities(request.headers.get("accept", ""))
+    stream = qualities.get("text/event-stream", 0.0)
+    if qualities.get("application/json", 0.0) > stream and qualities.get(
+        "application/json", 0.0
+    ) >= qualities.get("text/markdown", 0.0):
+        return "json"
+    if qualities.get("text/markdown", 0.0) > stream:
+        return "markdown"
+    return "sse"
+
+
+def _sse(kind: str, data: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+async def _stream(
+    events: AsyncIterator[Event], ping: float, finish: Callable[[], Awaitable[None]]
+) -> AsyncIterator[bytes]:
+    """The events as SSE, with a ping comment whenever ``ping`` seconds pass without one. The turn
+    runs in its own task so a ping can go out while it waits for the model; when the client goes
+    away (this generator is cancelled) that task is cancelled and awaited: the model's stream is
+    closed and the turn saved before the limits are released."""
+    pending: asyncio.Future[Event | None] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(events, None))
+            done, _ = await asyncio.wait({pending}, timeout=ping)
+            if not done:
+                yield b": ping\n\n"
+                continue
+            event = pending.result()
+            pending = None
+            if event is None:
+                return
+            yield _sse(event.kind, event.data)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
+            with contextlib.suppress(Exception):
+                await events.aclose()  # type: ignore[attr-defined]
+            await finish()
+
+
+def _markdown(outcome: Outcome) -> str:
+    lines = [outcome.answer or outcome.notice or ""]
+    if outcome.notice and outcome.answer and outcome.notice != outcome.answer:
+        lines += ["", f"*{outcome.notice}*"]
+    if outcome.references:
+        lines += ["", "## References", ""]
+        for ref in outcome.references:
+            pages = ", ".join(str(p) for p in ref["pages"])
+            where = f", p. {pages}" if pages else ""
+            lines.append(f"{ref['n']}. [{ref['title']}]({ref['paper_url']}){where} — [PDF]({ref['pdf_url']})")
+    elif outcome.passages:
+        lines += ["", "## Passages", ""]
+        for p in outcome.passages:
+            lines.append(f"- [{p.title}]({p.paper_url}) p. {', '.join(map(str, p.pages))}: {p.text[:300]}")
+    if outcome.unsupported and outcome.answer and not outcome.references:
+        lines += ["", "*Unsupported: this answer cites none of the papers.*"]
+    return "\n".join(lines) + "\n"
+
+
+@post(
+    "/api/chat",
+    guards=[session_or_token("chat")],
+    tags=["chat"],
+    summary="Ask the papers a question",
+    description="Evidence first, then a streamed answer whose citations are checked by code. Body "
+    '`{"question", "conversation_id", "papers"}` (`papers`: arXiv ids the question is about; '
+    "empty: the whole archive). Answers `text/event-stream` (events `evidence`, `token`, `citations`, "
+    "`done`, `error`) unless `Accept` prefers `application/json` or `text/markdown`. 413 for a "
+    "question over the length limit, 404 for a conversation that is not yours, 429 with "
+    "`Retry-After` over the chat limits.",
+    raises=[SignInRequired, InsufficientScope, NotFoundException, QuestionTooLong],
+    status_code=200,
+)
+async def ask(
+    request: Request[Any, Any, Any], services: AppServices, data: JSONBody[ChatQuestion]
+) -> Response[Any]:
+    actor = actor_of(request)
+    turn = await anyio.to_thread.run_sync(_turn, services, actor, data)
+    finish = await _admit(request, actor)
+    outcome = Outcome()
+    wanted = _format(request)
+    if wanted == "sse":
+        events = services.chat.answer(turn, outcome)
+        return Stream(
+            _stream(events, services.settings.chat.chat_ping_seconds, lambda: finish(outcome.tokens)),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+        )
+    try:
+        async for _event in services.chat.answer(turn, outcome):
+            pass
+    finally:
+        await finish(outcome.tokens)
+    if wanted == "markdown":
+        return Response(_markdown(outcome), media_type="text/markdown; charset=utf-8")
+    return Response(
+        {
+            "conversation_id": outcome.conversation_id,
+            "message_id": outcome.message_id,
+            "answer": outcome.answer or outcome.notice or "",
+            "references": outcome.references,
+            "passages": [p.to_json() for p in outcome.passages],
+            "flags": outcome.flags,
+            "unsupported": outcome.unsupported,
+            "notice": outcome.notice,
+        }
+    )
+
+
+# -- conversations ---------------------------------------------------------------------------------
+
+
+def _conversation_id(ref: str) -> tuple[int, bool]:
+    """``"12"`` → (12, False); ``"12.md"`` → (12, True); anything else is not found."""
+    number, markdown = (ref[:-3], True) if ref.endswith(".md") else (ref, False)
+    if not number.isdigit() or len(number) > 12:
+        raise NotFoundException(detail="There is no such conversation.")
+    return int(number), markdown
+
+
+async def _in_transaction(services: AppServices, work: Callable[[Any], Any]) -> Any:
+    def run() -> Any:
+        with transaction(services.engine) as db:
+            return work(db)
+
+    return await anyio.to_thread.run_sync(run)
+
+
+@get(
+    "/api/chat/conversations",
+    guards=[session_or_token("chat")],
+    tags=["chat"],
+    summary="Your conversations, newest first",
+    raises=[SignInRequired, InsufficientScope],
+)
+async def list_conversations(request: Request[Any, Any, Any], services: AppServices) -> list[dict[str, Any]]:
+    actor = actor_of(request)
+    found = await _in_transaction(services, lambda db: conversations.listing(db, actor.person_id))
+    return [
+        {"id": c.id, "title": c.title, "updated_at": c.updated_at.isoformat(), "messages": c.messages}
+        for c in found
+    ]
+
+
+def _message_json(m: conversations.Message) -> dict[str, Any]:
+    details = m.details or {}
+    return {
+        "id": m.id,
+        "role": m.role,
+        "text": m.text,
+        "references": details.get("references", []),
+        "passages": details.get("passages", []),
+        "flags": details.get("flags", []),
+        "unsupported": bool(details.get("unsupported", False)),
+        "notice": details.get("notice"),
+        "created_at": m.created_at.isoformat(),
+    }
+
+
+def _conversation_markdown(title: str, messages: list[dict[str, Any]]) -> str:
+    lines = [f"# {title}", ""]
+    for m in messages:
+        if m["role"] == "user":
+            lines += [f"**Question:** {m['text']}", ""]
+            continue
+        lines += [m["text"], ""]
+        for ref in m["references"]:
+            pages = ", ".join(str(p) for p in ref["pages"])
+            lines.append(f"{ref['n']}. {ref['title']}{', p. ' + pages if pages else ''} — {ref['pdf_url']}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+@get(
+    "/api/chat/conversations/{ref:str}",
+    guards=[session_or_token("chat")],
+    tags=["chat"],
+    summary="One of your conversations with its messages (`<id>.md`: as markdown)",
+    raises=[SignInRequired, InsufficientScope, NotFoundException],
+)
+async def conversation(
+    request: Request[Any, Any, Any], services: AppServices, ref: FromPath[str]
+) -> Response[Any]:
+    actor = actor_of(request)
+    conversation_id, markdown = _conversation_id(ref)
+
+    def read(db: Any) -> tuple[str, list[dict[str, Any]]] | None:
+        found = conversations.owned(db, actor.person_id, conversation_id)
+        if found is None:
+            return None
+        return found.title, [_message_json(m) for m in conversations.messages(db, conversation_id)]
+
+    result = await _in_transaction(services, read)
+    if result is None:
+        raise NotFoundException(detail="There is no such conversation.")
+    title, messages = result
+    if markdown:
+        return Response(_conversation_markdown(title, messages), media_type="text/markdown; charset=utf-8")
+    return Response({"id": conversation_id, "title": title, "messages": messages})
+
+
+@patch(
+    "/api/chat/conversations/{ref:str}",
+    guards=[session_or_token("chat")],
+    tags=["chat"],
+    summary="Rename one of your conversations",
+    raises=[SignInRequired, InsufficientScope, NotFoundException],
+)
+async def rename_conversation(
+    request: Request[Any, Any, Any],
+    services: AppServices,
+    ref: FromPath[str],
+    data: JSONBody[ConversationTitle],
+) -> dict[str, Any]:
+    actor = actor_of(request)
+    conversation_id, markdown = _conversation_id(ref)
+    title = " ".join(scrub(data.title).split())
+    if not title:
+        raise ClientException(detail="A title cannot be empty.")
+    if markdown or not await _in_transaction(
+        services, lambda db: conversations.rename(db, actor.person_id, conversation_id, title)
+    ):
+        raise NotFoundException(detail="There is no such conversation.")
+    return {"id": conversation_id, "title": conversations.title_for(title)}
+
+
+@delete(
+    "/api/chat/conversations/{ref:str}",
+    guards=[session_or_token("chat")],
+    tags=["chat"],
+    summary="Delete one of your conversations",
+    raises=[SignInRequired, InsufficientScope, NotFoundException],
+    status_code=HTTP_204_NO_CONTENT,
+)
+async def delete_conversation(
+    request: Request[Any, Any, Any], services: AppServices, ref: FromPath[str]
+) -> None:
+    actor = actor_of(request)
+    conversation_id, markdown = _conversation_id(ref)
+    if markdown or not await _in_transaction(
+        services, lambda db: conversations.remove(db, actor.person_id, conversation_id)
+    ):
+        raise NotFoundException(detail="There is no such conversation.")
+
+
+ROUTE_HANDLERS = [ask, list_conversations, conversation, rename_conversation, delete_conversation]

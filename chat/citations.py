@@ -1,0 +1,172 @@
+"""Citations the code checks: the model may cite only the keys it was given.
+
+- :class:`KeyFilter` rewrites the model's stream as it arrives: a given key (``[S2]``) becomes its
+  reference number (``[1]``, numbered in order of first citation), any other bracketed key or
+  number (an invented ``[S9]``, a bare ``[3]``) is removed; a key split across deltas (``[S`` +
+  ``2]``) is held back until it is complete.
+- :func:`verify` checks the finished answer: every sentence is attributed, after the fact, to the
+  given passage its content words overlap most (a citation is added when the sentence cites none or
+  none that supports it; no passage supporting it flags the sentence); numbers found in no cited
+  passage are flagged, and so is a quotation that is not verbatim in a cited passage. The
+  references are built here, from the passages, never from the model's text. An answer that ends
+  up citing nothing is marked ``unsupported``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from chat.context import Passage, terms
+
+# A bracketed citation list: "[S1]", "[S1, S3]", "[2]", "[S1; S2]".
+_GROUP = re.compile(r"\[\s*((?:S?\d+)(?:\s*[,;]\s*S?\d+)*)\s*\]", re.IGNORECASE)
+_ITEM = re.compile(r"S?\d+", re.IGNORECASE)
+# What an unfinished citation looks like at the end of the text received so far.
+_OPEN = re.compile(r"\[\s*(?:S?\d*(?:\s*[,;]\s*S?\d*)*)?\s*$", re.IGNORECASE)
+_HOLD_MAX = 40
+_NUMBERED = re.compile(r"\[(\d+)\]")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?")
+_QUOTE = re.compile(r"[\"“”]([^\"“”]{12,})[\"“”]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SPACE = re.compile(r"\s+")
+SUPPORT = 0.5  # share of a sentence's content words a passage must contain to support it
+MIN_TERMS = 3  # shorter sentences ("Yes.") are not judged
+
+
+class KeyFilter:
+    """Streams text through, keys rewritten to ``[n]`` and unknown keys removed."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.known = {k.upper() for k in keys}
+        self.numbers: dict[str, int] = {}  # key → n, in order of first citation
+        self.removed: list[str] = []  # what was taken out (invented keys, bare numbers)
+        self._held = ""
+
+    def feed(self, delta: str) -> str:
+        text = self._held + delta
+        self._held = ""
+        start = text.rfind("[")
+        unfinished = start != -1 and "]" not in text[start:] and len(text) - start <= _HOLD_MAX
+        if unfinished and _OPEN.fullmatch(text[start:]):
+            text, self._held = text[:start], text[start:]
+        return _GROUP.sub(self._replace, text)
+
+    def finish(self) -> str:
+        """What is still held back once the stream ends (an unfinished bracket is just text)."""
+        text, self._held = self._held, ""
+        return _GROUP.sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        out = []
+        for item in _ITEM.findall(match.group(1)):
+            key = item.upper()
+            if key in self.known:
+                n = self.numbers.setdefault(key, len(self.numbers) + 1)
+                out.append(f"[{n}]")
+            else:
+                self.removed.append(item)
+        return "".join(out)
+
+
+@dataclass
+class Flag:
+    kind: str  # "quote" | "number" | "sentence"
+    text: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "text": self.text, "detail": self.detail}
+
+
+@dataclass
+class Verified:
+    answer: str  # markdown with [n], attributed citations added
+    numbers: dict[str, int]  # key → n
+    flags: list[Flag] = field(default_factory=list)
+
+    @property
+    def unsupported(self) -> bool:
+        return not self.numbers
+
+
+def _norm(text: str) -> str:
+    return _SPACE.sub(" ", text.replace("“", '"').replace("”", '"')).strip().lower()
+
+
+def _support(sentence_terms: set[str], passage_terms: set[str]) -> float:
+    return len(sentence_terms & passage_terms) / len(sentence_terms) if sentence_terms else 0.0
+
+
+def verify(answer: str, passages: Sequence[Passage], numbers: Mapping[str, int]) -> Verified:
+    """Attribute, check and number the finished ``answer`` (already filtered by :class:`KeyFilter`,
+    whose ``numbers`` are passed in)."""
+    by_key = {p.key: p for p in passages}
+    numbers = dict(numbers)
+    by_n = {n: key for key, n in numbers.items()}
+    passage_terms = {p.key: terms(p.text) for p in passages}
+    flags: list[Flag] = []
+    out: list[str] = []
+    cited_keys: set[str] = set(numbers)
+    pieces = _SENTENCE_END.split(answer)
+    separators = _SENTENCE_END.findall(answer)
+    for i, sentence in enumerate(pieces):
+        cited = [by_n[int(n)] for n in _NUMBERED.findall(sentence) if int(n) in by_n]
+        plain = _NUMBERED.sub("", sentence).strip()
+        words = terms(plain)
+        if len(words) >= MIN_TERMS and passages:
+            scores = {key: _support(words, t) for key, t in passage_terms.items()}
+            best = max(scores, key=lambda k: scores[k])
+            supported_by_cite = any(scores[k] >= SUPPORT for k in cited)
+            if not supported_by_cite and scores[best] >= SUPPORT:
+                n = numbers.setdefault(best, len(numbers) + 1)
+                by_n[n] = best
+                cited.append(best)
+                cited_keys.add(best)
+                sentence = _add_citation(sentence, n)
+            elif not supported_by_cite:
+                flags.append(Flag("sentence", plain, "no given passage supports this sentence"))
+        out.append(sentence)
+        if i < len(separators):
+            out.append(separators[i])
+    text = "".join(out)
+    cited_text = " ".join(_norm(by_key[k].text) for k in cited_keys if k in by_key)
+    given_text = " ".join(_norm(p.text) for p in passages)
+    for match in _QUOTE.finditer(_NUMBERED.sub("", text)):
+        quote = _norm(match.group(1)).strip(" .,;:")
+        if quote and quote not in (cited_text or given_text):
+            flags.append(Flag("quote", match.group(1), "not found word for word in a cited passage"))
+    for number in sorted(set(_NUMBER.findall(_NUMBERED.sub("", text)))):
+        if not re.search(rf"(?<![\w.]){re.escape(number)}(?![\w])", cited_text):
+            flags.append(Flag("number", number, "this number is in no cited passage"))
+    return Verified(text, numbers, flags)
+
+
+def _add_citation(sentence: str, n: int) -> str:
+    """``sentence`` with ``[n]`` before its final punctuation."""
+    stripped = sentence.rstrip()
+    tail = sentence[len(stripped) :]
+    if stripped and stripped[-1] in ".!?":
+        return f"{stripped[:-1]} [{n}]{stripped[-1]}{tail}"
+    return f"{stripped} [{n}]{tail}"
+
+
+def references(passages: Sequence[Passage], numbers: Mapping[str, int]) -> list[dict[str, object]]:
+    """The numbered references list, built from the passages the answer cites."""
+    by_key = {p.key: p for p in passages}
+    refs = []
+    for key, n in sorted(numbers.items(), key=lambda item: item[1]):
+        p = by_key[key]
+        refs.append(
+            {
+                "n": n,
+                "key": key,
+                "arxiv_id": p.arxiv_id,
+                "title": p.title,
+                "pages": list(p.pages),
+                "paper_url": p.paper_url,
+                "pdf_url": p.page_url,
+            }
+        )
+    return refs

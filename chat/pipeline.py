@@ -1,0 +1,280 @@
+"""One chat turn: condense → retrieve → evidence → stream → verify → save, as typed events.
+
+:meth:`Chat.answer` yields :class:`Event` s in the order the API sends them:
+
+1. ``evidence`` — the passages (keys, papers, pages, quotes), always first, before any token;
+2. ``token`` — text deltas, citations already checked (:class:`chat.citations.KeyFilter`);
+3. ``citations`` — the references built by code, the ``unsupported`` mark and the flags;
+4. ``done`` — the saved message's id and a notice (no evidence, model unavailable or busy);
+   or ``error`` when something unexpected broke (then the stream ends).
+
+The model is not called when no passage clears the evidence threshold (the fixed answer), and any
+failure of the model (down, slow to its first token, busy, cut off) ends in an answer made of the
+evidence and a notice, never an error. The turn is saved in a ``finally`` shielded from
+cancellation, so a reader who leaves mid-answer still finds the question and the partial answer;
+leaving closes the model's stream (the server stops generating).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from sqlalchemy import Engine
+
+from catalog.db import transaction
+from chat import conversations
+from chat.citations import KeyFilter, references, verify
+from chat.context import Passage, prompt_passages, retrieve
+from chat.llm import LLM, LLMBusy, LLMUnavailable, Queue
+from prompts import render, template
+from retrieval.search import SearchService
+from retrieval.tokens import count_tokens
+from settings import Settings
+
+log = logging.getLogger(__name__)
+
+NO_EVIDENCE = (
+    "These papers do not answer that: no passage in them matches the question closely enough. "
+    "Try other words, or widen the papers the question is about."
+)
+UNAVAILABLE = "The language model is unavailable; these are the passages that match."
+BUSY = "The language model is busy with other answers; these are the passages that match. Try again soon."
+CUT_OFF = "The language model stopped before the answer was complete."
+NO_SEARCH = "Search is not available on this server right now."
+FAILED = "Something went wrong while answering; the passages shown are still valid."
+CONDENSE_TOKENS = 96
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: str  # "evidence" | "token" | "citations" | "done" | "error"
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A question, checked and authorised by the caller."""
+
+    person_id: int
+    question: str
+    papers: tuple[str, ...] = ()  # the scope; empty: the whole archive
+    conversation_id: int | None = None
+    history: tuple[tuple[str, str], ...] = ()  # earlier (role, text), oldest first
+
+
+@dataclass
+class Outcome:
+    """What a turn produced, filled in as it runs (the caller reads it afterwards)."""
+
+    conversation_id: int | None = None
+    message_id: int | None = None
+    query: str = ""
+    answer: str = ""
+    passages: list[Passage] = field(default_factory=list)
+    references: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[dict[str, str]] = field(default_factory=list)
+    unsupported: bool = True
+    notice: str | None = None
+    tokens: int = 0  # prompt + answer tokens sent to and received from the model
+    llm_called: bool = False
+    evidence_seconds: float | None = None
+    first_token_seconds: float | None = None
+
+
+class Chat:
+    def __init__(
+        self,
+        settings: Settings,
+        engine: Engine,
+        search: SearchService | None,
+        llm: Callable[[], LLM | None],
+        queue: Queue | None = None,
+    ) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.search = search
+        self.llm = llm  # asked per turn: the embedded model may become ready (or go) at any time
+        conf = settings.llm
+        self.queue = queue or Queue(conf.llm_concurrency, conf.llm_queue)
+
+    async def answer(self, turn: Turn, outcome: Outcome | None = None) -> AsyncIterator[Event]:
+        out = outcome if outcome is not None else Outcome()
+        started = time.perf_counter()
+        saved = False
+        try:
+            if turn.conversation_id is None:
+                out.conversation_id = await anyio.to_thread.run_sync(self._create, turn)
+            else:
+                out.conversation_id = turn.conversation_id
+            llm = self.llm()
+            out.query = await self._condense(llm, turn, out) if turn.history and llm else turn.question
+            passages = await self._retrieve(out.query, turn.papers, out)
+            out.passages = passages
+            out.evidence_seconds = time.perf_counter() - started
+            yield Event(
+                "evidence",
+                {
+                    "conversation_id": out.conversation_id,
+                    "question": turn.question,
+                    "passages": [p.to_json() for p in passages],
+                },
+            )
+            if not passages:
+                out.notice = out.notice or NO_EVIDENCE
+                out.answer = out.notice
+            elif llm is None:
+                out.notice = UNAVAILABLE
+            else:
+                async for event in self._generate(llm, turn, passages, out, started):
+                    yield event
+            yield Event(
+                "citations",
+                {"references": out.references, "unsupported": out.unsupported, "flags": out.flags},
+            )
+            await self._save(turn, out)
+            saved = True
+            yield Event(
+                "done",
+                {"conversation_id": out.conversation_id, "message_id": out.message_id, "notice": out.notice},
+            )
+        except Exception:
+            log.exception("a chat turn failed")
+            out.notice = FAILED
+            yield Event("error", {"message": FAILED})
+        finally:
+            if not saved and out.conversation_id is not None:
+                # The reader left (cancelled) or something broke: keep what there is.
+                with contextlib.suppress(Exception):
+                    await self._save(turn, out)
+
+    # -- steps ------------------------------------------------------------------------------------
+
+    def _create(self, turn: Turn) -> int:
+        with transaction(self.engine) as db:
+            return conversations.create(db, turn.person_id, turn.question).id
+
+    async def _condense(self, llm: LLM, turn: Turn, out: Outcome) -> str:
+        """The follow-up as a standalone question (one short call); the question itself if the
+        model does not answer in time or answers nonsense."""
+        lines = [
+            f"{'User' if role == 'user' else 'Assistant'}: {' '.join(text.split())[:600]}"
+            for role, text in turn.history
+        ]
+        prompt = render(template("condense"), history="\n".join(lines), question=turn.question)
+        messages = [{"role": "user", "content": prompt}]
+        parts: list[str] = []
+        try:
+            async with self.queue.turn():
+                out.llm_called = True
+                async with asyncio.timeout(self.settings.llm.llm_first_token_timeout_seconds):
+                    async with contextlib.aclosing(
+                        llm.stream(messages, max_tokens=CONDENSE_TOKENS)
+                    ) as stream:
+                        async for delta in stream:
+                            parts.append(delta)
+        except (LLMUnavailable, TimeoutError) as exc:
+            log.info("condensing skipped: %s", exc)
+            return turn.question
+        out.tokens += count_tokens(prompt) + count_tokens("".join(parts))
+        condensed = " ".join("".join(parts).split()).strip().strip('"')
+        if not condensed or len(condensed) > self.settings.chat.chat_max_question_chars:
+            return turn.question
+        return condensed
+
+    async def _retrieve(self, query: str, papers: Sequence[str], out: Outcome) -> list[Passage]:
+        if self.search is None:
+            out.notice = NO_SEARCH
+            return []
+        passages = await anyio.to_thread.run_sync(
+            retrieve, self.search, query, list(papers) or None, self.settings.chat
+        )
+        # What does not fit the model's context beside the answer is not shown either: the
+        # evidence is exactly what the model was given.
+        budget = self.settings.llm.llm_context_tokens - self.settings.llm.llm_max_answer_tokens
+        while len(passages) > 1 and self._prompt_tokens(query, passages) > budget:
+            passages = passages[:-1]
+        return passages
+
+    def _messages(self, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": template("system")},
+            {
+                "role": "user",
+                "content": render(template("answer"), passages=prompt_passages(passages), question=question),
+            },
+        ]
+
+    def _prompt_tokens(self, question: str, passages: Sequence[Passage]) -> int:
+        return sum(count_tokens(m["content"]) + 4 for m in self._messages(question, passages))
+
+    async def _generate(
+        self, llm: LLM, turn: Turn, passages: list[Passage], out: Outcome, started: float
+    ) -> AsyncIterator[Event]:
+        keys = KeyFilter([p.key for p in passages])
+        messages = self._messages(out.query, passages)
+        out.tokens += self._prompt_tokens(out.query, passages)
+        parts: list[str] = []
+        conf = self.settings.llm
+        try:
+            async with self.queue.turn():
+                out.llm_called = True
+                async with contextlib.aclosing(
+                    llm.stream(messages, max_tokens=conf.llm_max_answer_tokens)
+                ) as stream:
+                    async with asyncio.timeout(conf.llm_first_token_timeout_seconds):
+                        delta = await anext(stream, None)
+                    while delta is not None:
+                        text = keys.feed(delta)
+                        parts.append(delta)
+                        if text:
+                            out.first_token_seconds = out.first_token_seconds or time.perf_counter() - started
+                            out.answer += text
+                            yield Event("token", {"text": text})
+                        delta = await anext(stream, None)
+        except LLMBusy:
+            out.notice = BUSY
+        except (LLMUnavailable, TimeoutError) as exc:
+            log.warning("the language model failed: %s", exc)
+            out.notice = CUT_OFF if out.answer.strip() else UNAVAILABLE
+        if tail := keys.finish():
+            out.answer += tail
+            yield Event("token", {"text": tail})
+        out.tokens += count_tokens("".join(parts))
+        if not out.answer.strip():
+            out.answer = ""
+            return
+        checked = verify(out.answer, passages, keys.numbers)
+        out.answer = checked.answer
+        out.references = references(passages, checked.numbers)
+        out.flags = [f.to_json() for f in checked.flags]
+        out.unsupported = checked.unsupported
+
+    async def _save(self, turn: Turn, out: Outcome) -> None:
+        numbers = {r["key"]: r["n"] for r in out.references}
+        details = {
+            "references": out.references,
+            "passages": [p.to_json(numbers.get(p.key)) for p in out.passages],
+            "flags": out.flags,
+            "unsupported": out.unsupported,
+            "notice": out.notice,
+            "papers": list(turn.papers),
+        }
+        text = out.answer or out.notice or ""
+
+        def save() -> int:
+            with transaction(self.engine) as db:
+                assert out.conversation_id is not None
+                return conversations.add_turn(
+                    db, out.conversation_id, turn.question, text, details, out.tokens
+                ).id
+
+        with anyio.CancelScope(shield=True):
+            out.message_id = await anyio.to_thread.run_sync(save)

@@ -1,0 +1,342 @@
+"""``POST /api/chat`` end to end over real HTTP: the app served by uvicorn on a real corpus (three
+PDFs ingested by the product's own pipeline), the model a scripted OpenAI-compatible server reached
+through the real ``openai`` client. What the issue asks of the stream: evidence before any token,
+checked citations, the fixed answer without a model call, the evidence answer when the model is
+down or slow, limits, conversations that only their owner sees, cancellation on disconnect."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from accounts import queries as accounts
+from catalog.db import make_engine, transaction
+from chat.pipeline import NO_EVIDENCE, UNAVAILABLE
+from settings import Settings
+from tests.integration.browse_catalogue import served
+from tests.integration.chat_corpus import HIDDEN_ID, HIDDEN_ORDER, ChatCorpus, build, environment
+from tests.integration.scripted_llm import ScriptedLLM, user_prompt
+
+QUESTION = "How does the Transformer use multi-head attention instead of recurrence?"
+NONSENSE = "zqxv blorfic frumious wabberjack quolm?"
+
+
+@pytest.fixture(scope="session")
+def chat_corpus(tmp_path_factory: pytest.TempPathFactory) -> ChatCorpus:
+    return build(tmp_path_factory.mktemp("chat-corpus"))
+
+
+@dataclass
+class Served:
+    base: str
+    model: ScriptedLLM
+    settings: Settings
+
+    def token(self, name: str = "tester", scopes: set[str] | None = None) -> str:
+        """A new person with an API token (each test its own, so limits do not interfere)."""
+        engine = make_engine(self.settings.database_url)
+        try:
+            with transaction(engine) as db:
+                person = accounts.sign_in(
+                    db,
+                    provider="local",
+                    issuer="test",
+                    subject=f"{name}-{time.monotonic_ns()}",
+                    name=name,
+                    email=None,
+                )
+                secret, _ = accounts.create_token(
+                    db, person.person_id, name="tests", scopes=scopes or {"chat"}, expires_at=None
+                )
+        finally:
+            engine.dispose()
+        return secret
+
+
+@pytest.fixture(scope="module")
+def app(chat_corpus: ChatCorpus) -> Iterator[Served]:
+    model = ScriptedLLM().start()
+    env = {
+        **chat_corpus.env,
+        "WOVEPAPER_LLM_BASE_URL": model.base_url,
+        "WOVEPAPER_LLM_FIRST_TOKEN_TIMEOUT_SECONDS": "2",
+        "WOVEPAPER_LIMIT_CHAT_REQUESTS": "6/3600",
+        "WOVEPAPER_LIMIT_API": "100000/60",
+        "WOVEPAPER_CHAT_PING_SECONDS": "1",
+    }
+    with environment(env) as settings:
+        for section in ("core", "database", "search", "embedding", "chroma", "worker", "chunks", "parser"):
+            getattr(settings, section)
+        for section in ("llm", "chat", "limits", "auth", "redis", "server", "pages"):
+            getattr(settings, section)
+    try:
+        with served(settings) as base:
+            yield Served(base, model, settings)
+    finally:
+        model.stop()
+
+
+def events(response: httpx.Response) -> list[tuple[str, Any]]:
+    """The SSE events of a response (comments kept as ("ping", None))."""
+    found: list[tuple[str, Any]] = []
+    kind = "message"
+    for line in response.iter_lines():
+        if line.startswith(":"):
+            found.append(("ping", None))
+        elif line.startswith("event:"):
+            kind = line.split(":", 1)[1].strip()
+        elif line.startswith("data:"):
+            found.append((kind, json.loads(line.split(":", 1)[1])))
+            kind = "message"
+    return found
+
+
+def ask(app: Served, token: str, question: str = QUESTION, **body: Any) -> list[tuple[str, Any]]:
+    with (
+        httpx.Client(base_url=app.base, timeout=30) as client,
+        client.stream(
+            "POST",
+            "/api/chat",
+            json={"question": question, **body},
+            headers={"Authorization": f"Bearer {token}"},
+        ) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["x-accel-buffering"] == "no"
+        return events(response)
+
+
+def only(found: list[tuple[str, Any]], kind: str) -> list[Any]:
+    return [data for k, data in found if k == kind]
+
+
+def test_evidence_first_then_tokens_with_only_given_keys_as_numbers(app: Served) -> None:
+    app.model.script(
+        ["The Transformer relies entirely on attention", " [S", "1] and drops recurrence [S", "99].", " [3]"]
+    )
+    found = [e for e in ask(app, app.token()) if e[0] != "ping"]
+    kinds = [k for k, _ in found]
+    assert kinds[0] == "evidence" and kinds[-1] == "done"
+    assert kinds.index("evidence") < kinds.index("token") < kinds.index("citations")
+    evidence = found[0][1]
+    keys = {p["key"] for p in evidence["passages"]}
+    assert "S1" in keys and all(p["arxiv_id"] == "1706.03762" for p in evidence["passages"][:1])
+    assert evidence["passages"][0]["pdf_url"].split("#page=")[1].isdigit()
+    text = "".join(d["text"] for d in only(found, "token"))
+    assert "[1]" in text and "S99" not in text and "[S" not in text and "[3]" not in text
+    citations = only(found, "citations")[0]
+    assert [r["key"] for r in citations["references"]][:1] == ["S1"]
+    assert all(r["key"] in keys for r in citations["references"])
+    assert citations["references"][0]["pdf_url"].startswith(evidence["passages"][0]["pdf_url"].split("#")[0])
+    done = only(found, "done")[0]
+    assert done["message_id"] and done["notice"] is None
+    # What the model was given: keyed passages as untrusted data, the question, the system rules.
+    sent = app.model.requests[-1].messages
+    assert sent[0]["role"] == "system" and "untrusted" in sent[0]["content"]
+    assert "[S1]" in user_prompt(sent) and QUESTION in user_prompt(sent)
+
+
+def test_no_evidence_gives_the_fixed_answer_without_calling_the_model(app: Served) -> None:
+    app.model.script()
+    found = ask(app, app.token(), NONSENSE)
+    assert only(found, "evidence")[0]["passages"] == []
+    assert only(found, "token") == []
+    assert only(found, "done")[0]["notice"] == NO_EVIDENCE
+    assert app.model.requests == []
+
+
+@pytest.mark.parametrize("failure", ["error", "slow"])
+def test_a_failing_model_gives_the_evidence_with_a_notice(app: Served, failure: str) -> None:
+    app.model.script(["Too late."])
+    if failure == "error":
+        app.model.status = 500
+    else:
+        app.model.first_delay = 3.0  # over the 2 s first-token timeout
+    try:
+        started = time.monotonic()
+        found = ask(app, app.token())
+    finally:
+        app.model.status, app.model.first_delay = 200, 0.0
+    assert only(found, "evidence")[0]["passages"]
+    assert only(found, "error") == []
+    assert only(found, "done")[0]["notice"] == UNAVAILABLE
+    assert time.monotonic() - started < 10
+
+
+def test_json_and_markdown_answers(app: Served) -> None:
+    token = app.token()
+    app.model.script(["Attention replaces recurrence [S1]."], ["Attention replaces recurrence [S1]."])
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=app.base, timeout=30) as client:
+        answer = client.post(
+            "/api/chat", json={"question": QUESTION}, headers={**headers, "Accept": "application/json"}
+        )
+        assert answer.status_code == 200
+        body = answer.json()
+        assert body["answer"].startswith("Attention replaces recurrence [1]")
+        assert body["references"][0]["n"] == 1 and body["passages"]
+        assert body["unsupported"] is False
+        markdown = client.post(
+            "/api/chat", json={"question": QUESTION}, headers={**headers, "Accept": "text/markdown"}
+        )
+        assert markdown.headers["content-type"].startswith("text/markdown")
+        assert "## References" in markdown.text and "#page=" in markdown.text
+
+
+def test_an_answer_citing_nothing_is_marked_unsupported(app: Served) -> None:
+    app.model.script(["Bananas are yellow and grow in warm countries near the equator."])
+    found = ask(app, app.token())
+    citations = only(found, "citations")[0]
+    assert citations["unsupported"] is True and citations["references"] == []
+    assert any(f["kind"] == "sentence" for f in citations["flags"])
+
+
+def test_conversations_belong_to_their_owner(app: Served) -> None:
+    alice, bob = app.token("alice"), app.token("bob")
+    app.model.script(["Attention [S1]."], ["It is used in parallel [S1]."])
+    first = ask(app, alice)
+    conversation_id = only(first, "done")[0]["conversation_id"]
+    follow_up = ask(app, alice, "And why is it faster?", conversation_id=conversation_id)
+    assert only(follow_up, "done")[0]["conversation_id"] == conversation_id
+    as_alice = {"Authorization": f"Bearer {alice}"}
+    as_bob = {"Authorization": f"Bearer {bob}"}
+    with httpx.Client(base_url=app.base, timeout=30) as client:
+        listed = client.get("/api/chat/conversations", headers=as_alice).json()
+        assert [c["id"] for c in listed] == [conversation_id] and listed[0]["messages"] == 4
+        shown = client.get(f"/api/chat/conversations/{conversation_id}", headers=as_alice).json()
+        assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
+        assert shown["messages"][1]["references"][0]["key"] == "S1"
+        for method, path in [
+            ("GET", f"/api/chat/conversations/{conversation_id}"),
+            ("GET", f"/api/chat/conversations/{conversation_id}.md"),
+            ("PATCH", f"/api/chat/conversations/{conversation_id}"),
+            ("DELETE", f"/api/chat/conversations/{conversation_id}"),
+        ]:
+            answer = client.request(
+                method, path, headers=as_bob, json={"title": "mine"} if method == "PATCH" else None
+            )
+            assert answer.status_code == 404, (method, path)
+        assert client.get("/api/chat/conversations", headers=as_bob).json() == []
+        stolen = client.post(
+            "/api/chat",
+            json={"question": QUESTION, "conversation_id": conversation_id},
+            headers={**as_bob, "Accept": "application/json"},
+        )
+        assert stolen.status_code == 404
+        renamed = client.patch(
+            f"/api/chat/conversations/{conversation_id}", headers=as_alice, json={"title": "Attention"}
+        )
+        assert renamed.json()["title"] == "Attention"
+        exported = client.get(f"/api/chat/conversations/{conversation_id}.md", headers=as_alice)
+        assert exported.text.startswith("# Attention") and "**Question:**" in exported.text
+        assert (
+            client.delete(f"/api/chat/conversations/{conversation_id}", headers=as_alice).status_code == 204
+        )
+        assert client.get(f"/api/chat/conversations/{conversation_id}", headers=as_alice).status_code == 404
+
+
+def test_long_questions_413_and_limits_429(app: Served) -> None:
+    token = app.token()
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    limit = app.settings.chat.chat_max_question_chars
+    with httpx.Client(base_url=app.base, timeout=30) as client:
+        too_long = client.post("/api/chat", json={"question": "why " * limit}, headers=headers)
+        assert too_long.status_code == 413 and str(limit) in too_long.text
+        assert client.post("/api/chat", json={"question": "  "}, headers=headers).status_code == 400
+        no_scope = app.token(scopes={"read"})
+        refused = client.post(
+            "/api/chat", json={"question": QUESTION}, headers={"Authorization": f"Bearer {no_scope}"}
+        )
+        assert refused.status_code == 403
+        statuses = [
+            client.post("/api/chat", json={"question": NONSENSE}, headers=headers).status_code
+            for _ in range(7)
+        ]
+    assert statuses[:6] == [200] * 6 and statuses[6] == 429
+
+
+def test_a_third_concurrent_answer_is_refused(app: Served) -> None:
+    token = app.token()
+    headers = {"Authorization": f"Bearer {token}"}
+    app.model.script(["Slow [S1]."] * 2)
+    app.model.first_delay = 1.5
+    try:
+        with (
+            httpx.Client(base_url=app.base, timeout=30) as client,
+            client.stream("POST", "/api/chat", json={"question": QUESTION}, headers=headers) as one,
+            client.stream("POST", "/api/chat", json={"question": QUESTION}, headers=headers) as two,
+        ):
+            assert one.status_code == two.status_code == 200
+            third = httpx.post(
+                f"{app.base}/api/chat",
+                json={"question": QUESTION},
+                headers={**headers, "Accept": "application/json"},
+            )
+            assert third.status_code == 429 and int(third.headers["retry-after"]) >= 1
+    finally:
+        app.model.first_delay = 0.0
+
+
+def test_disconnecting_cancels_the_model_stream_and_keeps_the_partial_answer(app: Served) -> None:
+    token = app.token()
+    app.model.script(["word "] * 200)
+    app.model.delta_delay = 0.05
+    try:
+        with (
+            httpx.Client(base_url=app.base, timeout=30) as client,
+            client.stream(
+                "POST", "/api/chat", json={"question": QUESTION}, headers={"Authorization": f"Bearer {token}"}
+            ) as response,
+        ):
+            conversation_id = None
+            for line in response.iter_lines():
+                if line.startswith("data:") and "conversation_id" in line and conversation_id is None:
+                    conversation_id = json.loads(line[5:])["conversation_id"]
+                if line.startswith("data:") and '"text"' in line:
+                    break
+        left = time.monotonic()
+        record = app.model.requests[-1]
+        deadline = left + 3
+        while record.disconnected_at is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert record.disconnected_at is not None, "the model kept generating after the client left"
+        assert record.disconnected_at - left < 1.0
+        assert record.sent < 200
+    finally:
+        app.model.delta_delay = 0.0
+    time.sleep(0.3)
+    with httpx.Client(base_url=app.base, timeout=30) as client:
+        shown = client.get(
+            f"/api/chat/conversations/{conversation_id}", headers={"Authorization": f"Bearer {token}"}
+        ).json()
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant"]
+    assert shown["messages"][1]["text"].startswith("word")
+
+
+def test_hidden_instructions_in_a_pdf_never_reach_the_model(app: Served) -> None:
+    app.model.script(["The mean heat flow was 83 milliwatts per square metre [S1]."])
+    found = ask(
+        app, app.token(), "What was the mean tidal heat flow in the Quenby archipelago?", papers=[HIDDEN_ID]
+    )
+    passages = only(found, "evidence")[0]["passages"]
+    assert passages and {p["arxiv_id"] for p in passages} == {HIDDEN_ID}
+    assert all("MARMALADE" not in p["quote"] for p in passages)
+    prompt = "\n".join(m["content"] for m in app.model.requests[-1].messages)
+    assert "heat flow" in prompt and "MARMALADE" not in prompt and HIDDEN_ORDER not in prompt
+    citations = only(found, "citations")[0]
+    assert citations["references"][0]["arxiv_id"] == HIDDEN_ID
+    assert not [f for f in citations["flags"] if f["kind"] == "number"]
+
+
+def test_a_session_needs_the_csrf_header(app: Served, tmp_path: Path) -> None:
+    with httpx.Client(base_url=app.base, timeout=30) as client:
+        anonymous = client.post("/api/chat", json={"question": QUESTION})
+        assert anonymous.status_code == 401
