@@ -473,6 +473,8 @@ class ChatPanel {
       turn.showEvidence(message.passages ?? []);
       turn.text = message.text ?? "";
       turn.showCitations(message);
+      turn.showNotice(message.notice);
+      turn.busy(false);
       turn = null;
     }
   }

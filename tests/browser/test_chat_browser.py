@@ -1,8 +1,11 @@
-"""The chat dock and the /chat page in a real browser (Debian Chromium, Playwright), signed in with
-the local link printed by ``python -m app serve``: the dock opens and closes with the keyboard,
-"Chat with this paper" scopes it, everything passes the axe audit at desktop and phone width, and
-hostile model output (``<script>``, ``javascript:`` links, outside images, raw HTML) renders inert
-under the strict CSP."""
+"""The chat in a real browser (Debian Chromium, Playwright) against ``python -m app serve`` on the
+chat test corpus (three PDFs ingested by the product's pipeline), its model the scripted
+OpenAI-compatible server reached through ``WOVEPAPER_LLM_BASE_URL`` and the real ``openai`` client —
+the seam the real LLM uses. Signed in with the printed local link, a reader asks in the dock and
+sees the evidence, then the answer token by token, then a citation link that opens the paper; the
+/chat page lists, reopens, renames, exports and deletes the conversation; the dock opens and closes
+with the keyboard; everything passes the axe audit at desktop and phone width; and hostile model
+output (``<script>``, ``javascript:`` links, outside images, raw HTML) renders inert under the CSP."""
 
 from __future__ import annotations
 
@@ -10,23 +13,32 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, CHROMIUM, LAUNCH_ARGS, Log, open_tab
+from tests.integration.chat_corpus import FULL_TEXT, build
+from tests.integration.scripted_llm import ScriptedLLM
 from tests.integration.signin_peers import app_processes
-from tests.integration.test_chat_pages import PAPER, TITLE, catalogue, printed_link
+from tests.integration.test_chat_pages import printed_link
 
 pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844}
+PAPER = FULL_TEXT[0]  # 1706.03762
+TITLE = "Attention Is All You Need"
+QUESTION = "How does the Transformer use multi-head attention instead of recurrence?"
+ANSWER = ["The Transformer", " relies entirely", " on multi-head attention [S", "1]", " and drops", " recurrence."]
 
 
 @dataclass
 class Tab:
+    base: str
     context: BrowserContext
     page: Page
     log: Log
+    model: ScriptedLLM
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +52,31 @@ def chromium() -> Iterator[Browser]:
 
 @pytest.fixture(scope="module")
 def signed_in(chromium: Browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tab]:
-    """One signed-in tab for the module (the local link works once)."""
+    """The app on the chat corpus with the scripted model, and one signed-in tab (the link works once)."""
     work = tmp_path_factory.mktemp("chat-browser")
-    row = {"id": PAPER, "title": TITLE, "summary": "s", "authors": ["Ada Lovelace"], "categories": ["cs.CL"]}
-    catalogue(work / "app-0", [{**row, "_listing_file": "2024-01-02"}])
-    with app_processes(work, 1, {}) as (base,):
-        link = printed_link(work / "app-0" / "server.log")
-        context, page, log = open_tab(chromium, base)
-        page.goto(link)
-        assert page.locator(".account-link").inner_text() == "Local reader"
-        yield Tab(context, page, log)
-        context.close()
+    corpus = build(work / "corpus")
+    model = ScriptedLLM(delta_delay=0.15).start()
+    env = {**corpus.env, "WOVEPAPER_LLM_BASE_URL": model.base_url, "WOVEPAPER_LLM_FIRST_TOKEN_TIMEOUT_SECONDS": "5"}
+    try:
+        with app_processes(work, 1, env) as (base,):
+            link = printed_link(work / "app-0" / "server.log")
+            context, page, log = open_tab(chromium, base)
+            page.goto(link)
+            assert page.locator(".account-link").inner_text() == "Local reader"
+            yield Tab(base, context, page, log, model)
+            context.close()
+    finally:
+        model.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh_log(request: pytest.FixtureRequest) -> None:
+    """Each test answers for what the browser logged while it ran (the tab is shared)."""
+    if "signed_in" in request.fixturenames:
+        tab: Tab = request.getfixturevalue("signed_in")
+        tab.log.console_errors.clear()
+        tab.log.page_errors.clear()
+        tab.log.csp_violations.clear()
 
 
 def audit(page: Page) -> None:
@@ -58,6 +84,125 @@ def audit(page: Page) -> None:
     report = page.evaluate(AXE_RUN, AXE_RULES)
     assert report["passes"] > 10, report
     assert report["violations"] == [], f"{page.url}: {report['violations']}"
+
+
+HOSTILE = (
+    "Adam keeps moment estimates [1]; see [2].\n\n"
+    "<script>window.__pwned = 'script'</script>\n\n"
+    '<img src="https://example.com/x.png" onerror="window.__pwned = \'img\'">\n\n'
+    "![tracker](https://example.com/pixel.png) and ![local](/static/icon.svg)\n\n"
+    "[click me](javascript:window.__pwned='link') [data](data:text/html,<b>x</b>) "
+    "[protocol-relative](//example.com/x) [fine](https://arxiv.org/abs/1412.6980)\n\n"
+    "<a href=\"javascript:window.__pwned='raw'\">raw link</a>"
+)
+
+# Records, on every change of the dock's log, how many evidence passages and how much answer text
+# the reader sees (from the browser's side: what was on screen, in order).
+TRACE = """
+(root) => {
+  window.__trace = [];
+  new MutationObserver(() => {
+    const answer = root.querySelector(".turn:last-child .answer");
+    window.__trace.push({
+      evidence: root.querySelectorAll(".turn:last-child .evidence-list li").length,
+      answer: answer ? answer.textContent : "",
+    });
+  }).observe(root, { childList: true, subtree: true, characterData: true });
+}
+"""
+
+
+def test_asking_in_the_dock_shows_evidence_then_streamed_tokens_then_a_working_citation(
+    signed_in: Tab,
+) -> None:
+    page, model = signed_in.page, signed_in.model
+    model.script(ANSWER)
+    page.goto("/")
+    page.get_by_text("Ask the papers").click()
+    page.get_by_label("Your question").fill(QUESTION)
+    page.locator("[data-chat-dock] [data-chat-log]").evaluate(TRACE)
+    page.keyboard.press("Enter")
+
+    references = page.locator("[data-chat-dock] ol.references")
+    references.wait_for()
+    trace = page.evaluate("window.__trace")
+    shown = [t for t in trace if t["answer"]]
+    assert shown and all(t["evidence"] > 0 for t in shown), "an answer token was shown before the evidence"
+    steps = list(dict.fromkeys(t["answer"] for t in shown))
+    assert len(steps) >= 3, f"the answer did not arrive token by token: {steps}"
+    assert all(later.startswith(earlier[:10]) for earlier, later in zip(steps, steps[1:], strict=False))
+    answer = page.locator("[data-chat-dock] .answer")
+    assert answer.inner_text().startswith("The Transformer relies entirely on multi-head attention [1]")
+    assert "S1" not in answer.inner_text()
+
+    evidence = page.locator("[data-chat-dock] .evidence-list li").first
+    assert TITLE in evidence.inner_text()
+    pdf = evidence.locator("a.pdf-page")
+    assert (pdf.get_attribute("href") or "").split("#page=")[1].isdigit()
+    assert references.locator("li").first.locator("a").first.inner_text() == TITLE
+    assert "#page=" in (references.locator("a.pdf-page").first.get_attribute("href") or "")
+
+    cite = answer.get_by_role("link", name="[1]")
+    href = cite.get_attribute("href") or ""
+    assert href.startswith(f"/papers/{PAPER}")
+    cite.click()
+    page.wait_for_url(f"**{href}")
+    assert page.get_by_role("heading", level=1).inner_text() == TITLE
+    assert len(model.requests) == 1
+    signed_in.log.assert_clean()
+
+
+def test_the_chat_page_lists_reopens_renames_exports_and_deletes(signed_in: Tab) -> None:
+    page = signed_in.page
+    page.goto("/chat")
+    history = page.get_by_role("region", name="Your conversations")
+    first = history.locator("li").first
+    first.locator(".conversation-title").wait_for()
+    assert QUESTION[:30] in first.inner_text() and "2 messages" in first.inner_text()
+    first.locator(".conversation-title").click()  # reopen: the answer as it was given
+    log = page.locator("[data-chat-log]")
+    log.locator(".answer").wait_for()
+    assert "[1]" in log.locator(".answer a.cite").first.inner_text()
+    assert log.locator(".evidence-list li").count() > 0 and log.locator("ol.references li").count() == 1
+    assert "?c=" in page.url
+    audit(page)  # with a conversation shown
+
+    title = first.locator(".conversation-title").inner_text()
+    first.get_by_role("button", name=f"Rename {title}").click()
+    page.get_by_label("New title").fill("Attention, renamed")
+    page.get_by_role("button", name="Save").click()
+    history.get_by_role("link", name="Attention, renamed", exact=True).wait_for()
+
+    export = history.get_by_role("link", name="Export Attention, renamed as markdown")
+    exported = page.context.request.get(export.get_attribute("href") or "")
+    assert exported.ok and exported.text().startswith("# Attention, renamed")
+    with page.expect_download() as download:
+        export.click()
+    assert download.value.suggested_filename.endswith(".md")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    history.get_by_role("button", name="Delete Attention, renamed").click()
+    history.get_by_role("link", name="Attention, renamed", exact=True).wait_for(state="detached")
+    assert page.locator("[data-chat-log] .turn").count() == 0 and page.url.endswith("/chat")
+    signed_in.log.assert_clean()
+
+
+def test_hostile_model_output_in_a_stream_renders_inert(signed_in: Tab) -> None:
+    page, model = signed_in.page, signed_in.model
+    model.script([HOSTILE[i : i + 40] for i in range(0, len(HOSTILE), 40)])
+    page.goto("/chat")
+    page.get_by_label("Your question").fill(QUESTION)
+    page.get_by_role("button", name="Ask").click()
+    page.locator("[data-chat-log] .after").first.wait_for(state="attached")
+    page.get_by_role("button", name="Ask").wait_for()
+    expect(page.locator("[data-chat]")).to_have_attribute("aria-busy", "false")
+    answer = page.locator("[data-chat-log] .answer")
+    assert answer.locator("script, img, iframe, object").count() == 0
+    hrefs = [a.get_attribute("href") or "" for a in answer.locator("a").all()]
+    assert hrefs and all(h.startswith(("/", "https://")) and not h.startswith("//") for h in hrefs), hrefs
+    assert "<script>" in answer.inner_text()  # shown as text
+    assert page.evaluate("window.__pwned ?? null") is None
+    signed_in.log.assert_clean()
 
 
 def test_the_dock_opens_and_closes_with_the_keyboard(signed_in: Tab) -> None:
@@ -69,11 +214,11 @@ def test_the_dock_opens_and_closes_with_the_keyboard(signed_in: Tab) -> None:
     summary.focus()
     page.keyboard.press("Enter")
     question.wait_for(state="visible")
-    page.wait_for_function("document.activeElement?.id === 'dock-question'")  # focus moves in
+    expect(question).to_be_focused()  # focus moves in
     audit(page)  # open, on an ordinary page
     page.keyboard.press("Escape")
     question.wait_for(state="hidden")
-    assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
+    expect(summary).to_be_focused()
     signed_in.log.assert_clean()
 
 
@@ -84,7 +229,7 @@ def test_chat_with_this_paper_opens_the_dock_scoped_to_it(signed_in: Tab) -> Non
     chips = page.get_by_role("list", name="Papers in scope")
     assert chips.get_by_role("listitem").count() == 1 and TITLE in chips.inner_text()
     assert page.get_by_text("Scope: this paper").first.is_visible()
-    page.wait_for_function("document.activeElement?.id === 'dock-question'")
+    expect(page.locator("#dock-question")).to_be_focused()
     assert f"/papers/{PAPER}" in page.url  # the dock opened in place: no navigation to /chat
     page.get_by_role("button", name=f"Remove {TITLE} from the scope").click()
     assert page.get_by_text("Scope: the whole archive").first.is_visible()
@@ -112,17 +257,6 @@ def test_the_chat_page_passes_the_audit_at_desktop_and_phone_width(signed_in: Ta
     finally:
         page.set_viewport_size({"width": 1280, "height": 800})
     signed_in.log.assert_clean()
-
-
-HOSTILE = (
-    "Adam keeps moment estimates [1]; see [2].\n\n"
-    "<script>window.__pwned = 'script'</script>\n\n"
-    '<img src="https://example.com/x.png" onerror="window.__pwned = \'img\'">\n\n'
-    "![tracker](https://example.com/pixel.png) and ![local](/static/icon.svg)\n\n"
-    "[click me](javascript:window.__pwned='link') [data](data:text/html,<b>x</b>) "
-    "[protocol-relative](//example.com/x) [fine](https://arxiv.org/abs/1412.6980)\n\n"
-    "<a href=\"javascript:window.__pwned='raw'\">raw link</a>"
-)
 
 
 def test_hostile_model_output_renders_inert(signed_in: Tab) -> None:
@@ -195,8 +329,7 @@ def test_events_are_read_from_a_fetch_stream(signed_in: Tab) -> None:
 
 
 def test_the_dock_is_not_offered_to_anonymous_readers_as_a_panel(chromium: Browser, signed_in: Tab) -> None:
-    base = signed_in.page.url.split("/", 3)[:3]
-    context, page, log = open_tab(chromium, "/".join(base))
+    context, page, log = open_tab(chromium, signed_in.base)
     try:
         page.goto("/papers")
         page.locator("[data-chat-dock] > summary").click()
