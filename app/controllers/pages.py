@@ -102,7 +102,7 @@ ROUTES: tuple[RouteDoc, ...] = (
     ),
     RouteDoc(
         "/api/chat",
-        "POST a question (`{\"question\", \"conversation_id\", \"papers\"}`, a session with "
+        'POST a question (`{"question", "conversation_id", "papers"}`, a session with '
         "`X-CSRF-Token` or a token with the `chat` scope): the evidence passages first, then an answer "
         "streamed as server-sent events whose citations are checked; `Accept: application/json` or "
         "`text/markdown` for the finished answer.",
@@ -110,7 +110,7 @@ ROUTES: tuple[RouteDoc, ...] = (
     RouteDoc("/api/chat/conversations", "JSON: your conversations, newest first."),
     RouteDoc(
         "/api/chat/conversations/{ref}",
-        "JSON: one of your conversations (`<id>.md`: as markdown); `PATCH` `{\"title\"}` renames it, "
+        'JSON: one of your conversations (`<id>.md`: as markdown); `PATCH` `{"title"}` renames it, '
         "`DELETE` deletes it.",
     ),
     RouteDoc(

@@ -255,7 +255,7 @@ class Turn {
 // -- the chat panel --------------------------------------------------------------------------
 
 const STATUS_WORDS = {
-  ready: (s) => `Language model ${s.model ?? ""} ready.`,
+  ready: (s) => `Language model ready${s.model ? ` (${s.model})` : ""}.`,
   installing: (s) => `The language model is being installed${s.progress != null ? ` (${Math.round(s.progress * 100)} %)` : ""}; until then answers show the evidence passages.`,
   starting: () => "The language model is starting; until then answers show the evidence passages.",
   down: () => "The language model is unavailable; answers show the evidence passages.",

@@ -9,13 +9,13 @@ output (``<script>``, ``javascript:`` links, outside images, raw HTML) renders i
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect, sync_playwright
 
 from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, CHROMIUM, LAUNCH_ARGS, Log, open_tab
 from tests.integration.chat_corpus import FULL_TEXT, build
@@ -25,11 +25,12 @@ from tests.integration.test_chat_pages import printed_link
 
 pytestmark = pytest.mark.slow
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 PAPER = FULL_TEXT[0]  # 1706.03762
 TITLE = "Attention Is All You Need"
 QUESTION = "How does the Transformer use multi-head attention instead of recurrence?"
-ANSWER = ["The Transformer", " relies entirely", " on multi-head attention [S", "1]", " and drops", " recurrence."]
+# A key split over two deltas, as a model may send it; the reader sees "[1]".
+ANSWER = ["The Transformer", " relies entirely", " on multi-head attention [S", "1]", " and drops it."]
 
 
 @dataclass
@@ -56,7 +57,11 @@ def signed_in(chromium: Browser, tmp_path_factory: pytest.TempPathFactory) -> It
     work = tmp_path_factory.mktemp("chat-browser")
     corpus = build(work / "corpus")
     model = ScriptedLLM(delta_delay=0.15).start()
-    env = {**corpus.env, "WOVEPAPER_LLM_BASE_URL": model.base_url, "WOVEPAPER_LLM_FIRST_TOKEN_TIMEOUT_SECONDS": "5"}
+    env = {
+        **corpus.env,
+        "WOVEPAPER_LLM_BASE_URL": model.base_url,
+        "WOVEPAPER_LLM_FIRST_TOKEN_TIMEOUT_SECONDS": "5",
+    }
     try:
         with app_processes(work, 1, env) as (base,):
             link = printed_link(work / "app-0" / "server.log")
@@ -130,7 +135,7 @@ def test_asking_in_the_dock_shows_evidence_then_streamed_tokens_then_a_working_c
     assert shown and all(t["evidence"] > 0 for t in shown), "an answer token was shown before the evidence"
     steps = list(dict.fromkeys(t["answer"] for t in shown))
     assert len(steps) >= 3, f"the answer did not arrive token by token: {steps}"
-    assert all(later.startswith(earlier[:10]) for earlier, later in zip(steps, steps[1:], strict=False))
+    assert all(later.startswith(earlier[:10]) for earlier, later in itertools.pairwise(steps))
     answer = page.locator("[data-chat-dock] .answer")
     assert answer.inner_text().startswith("The Transformer relies entirely on multi-head attention [1]")
     assert "S1" not in answer.inner_text()
@@ -275,7 +280,8 @@ def test_hostile_model_output_renders_inert(signed_in: Tab) -> None:
             scripts: box.querySelectorAll("script").length,
             images: box.querySelectorAll("img").length,
             hrefs: [...box.querySelectorAll("a")].map((a) => a.getAttribute("href")),
-            handlers: [...box.querySelectorAll("*")].flatMap((e) => e.getAttributeNames()).filter((n) => n.startsWith("on")),
+            handlers: [...box.querySelectorAll("*")]
+              .flatMap((e) => e.getAttributeNames()).filter((n) => n.startsWith("on")),
             cite: box.querySelector("a.cite")?.textContent,
             text: box.textContent,
             pwned: window.__pwned ?? null,
@@ -300,7 +306,7 @@ def test_events_are_read_from_a_fetch_stream(signed_in: Tab) -> None:
     page = signed_in.page
     page.goto("/chat")
     chunks = [
-        ": ping\n\nevent: evidence\ndata: {\"passages\": [], \"conversation_id\": 7}\n",
+        ': ping\n\nevent: evidence\ndata: {"passages": [], "conversation_id": 7}\n',
         "\nevent: tok",
         'en\r\ndata: {"text": "caf\u00e9',
         ' \\u2014 [1]"}\r\n\r\ndata: {"type": "done", "conversation_id": 7}\n\n',
@@ -339,4 +345,3 @@ def test_the_dock_is_not_offered_to_anonymous_readers_as_a_panel(chromium: Brows
         log.assert_clean()
     finally:
         context.close()
-

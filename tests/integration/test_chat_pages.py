@@ -67,7 +67,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 def test_anonymous_pages_offer_sign_in_in_the_dock(site: Site) -> None:
     home = site.anonymous.get("/papers")
     assert home.status_code == 200
-    assert 'aria-label="Chat with the papers"' in home.text and "<summary>Ask the papers</summary>" in home.text
+    assert 'aria-label="Chat with the papers"' in home.text
+    assert "<summary>Ask the papers</summary>" in home.text
     assert 'href="/signin?next=/papers">Sign in to chat</a>' in home.text
     assert "data-chat=" not in home.text and "/static/chat.js" not in home.text  # no panel, no script
     assert 'name="csrf-token"' not in home.text

@@ -23,4 +23,4 @@ def test_the_chat_imports_the_pinned_markdown_renderer() -> None:
     source = (PROJECT_ROOT / "app" / "static" / "chat.js").read_text()
     imports = re.findall(r'^import .* from "([^"]+)";', source, flags=re.M)
     assert imports == ["./vendor/markdown-it-15.0.3.min.js"]
-    assert 'html: false' in source  # raw HTML in model output is text, never markup
+    assert "html: false" in source  # raw HTML in model output is text, never markup
