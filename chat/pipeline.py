@@ -50,7 +50,17 @@ BUSY = "The language model is busy with other answers; these are the passages th
 CUT_OFF = "The language model stopped before the answer was complete."
 NO_SEARCH = "Search is not available on this server right now."
 FAILED = "Something went wrong while answering; the passages shown are still valid."
+ECHO = "The answer was stopped: it began to repeat the assistant's instructions."
 CONDENSE_TOKENS = 96
+_RULES = [
+    " ".join(line.lstrip("- ").lower().split()) for line in template("system").splitlines() if len(line) >= 40
+]
+
+
+def echoes_rules(text: str) -> bool:
+    """Whether the model is reciting the system prompt (a line of it, lower-cased, spaces collapsed)."""
+    flat = " ".join(text.lower().split())
+    return any(rule[:60] in flat for rule in _RULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +73,7 @@ class Event:
 class Turn:
     """A question, checked and authorised by the caller."""
 
-    person_id: int
+    person_id: int | None  # None: nothing is saved (evaluations)
     question: str
     papers: tuple[str, ...] = ()  # the scope; empty: the whole archive
     conversation_id: int | None = None
@@ -110,7 +120,9 @@ class Chat:
         started = time.perf_counter()
         saved = False
         try:
-            if turn.conversation_id is None:
+            if turn.person_id is None:
+                out.conversation_id = None
+            elif turn.conversation_id is None:
                 out.conversation_id = await anyio.to_thread.run_sync(self._create, turn)
             else:
                 out.conversation_id = turn.conversation_id
@@ -158,6 +170,7 @@ class Chat:
     # -- steps ------------------------------------------------------------------------------------
 
     def _create(self, turn: Turn) -> int:
+        assert turn.person_id is not None
         with transaction(self.engine) as db:
             return conversations.create(db, turn.person_id, turn.question).id
 
@@ -232,8 +245,11 @@ class Chat:
                     async with asyncio.timeout(conf.llm_first_token_timeout_seconds):
                         delta = await anext(stream, None)
                     while delta is not None:
-                        text = keys.feed(delta)
                         parts.append(delta)
+                        if echoes_rules("".join(parts)):
+                            out.notice = ECHO
+                            break  # closing the stream stops the model
+                        text = keys.feed(delta)
                         if text:
                             out.first_token_seconds = out.first_token_seconds or time.perf_counter() - started
                             out.answer += text
@@ -244,6 +260,9 @@ class Chat:
         except (LLMUnavailable, TimeoutError) as exc:
             log.warning("the language model failed: %s", exc)
             out.notice = CUT_OFF if out.answer.strip() else UNAVAILABLE
+        if out.notice == ECHO:
+            out.answer = ""
+            return
         if tail := keys.finish():
             out.answer += tail
             yield Event("token", {"text": tail})
@@ -258,6 +277,8 @@ class Chat:
         out.unsupported = checked.unsupported
 
     async def _save(self, turn: Turn, out: Outcome) -> None:
+        if out.conversation_id is None:
+            return
         numbers = {r["key"]: r["n"] for r in out.references}
         details = {
             "references": out.references,

@@ -2,7 +2,10 @@
 
 - ``retrieval --beir DIR [--split NAME] [--mode bm25|dense|hybrid]``: nDCG@10, recall@100, MRR@10 on a
   BEIR-layout dataset (the index is cached; a second run takes seconds);
-- ``qa-retrieval --file X.jsonl``: paper hit@1, hit@5 and page hit@5 of questions about ingested papers.
+- ``qa-retrieval --file X.jsonl``: paper hit@1, hit@5 and page hit@5 of questions about ingested papers;
+- ``check-questions --file X.jsonl``: every evidence quote is on its page of the PDF (exit 1 if not);
+- ``qa --file X.jsonl [--base-url URL]``: the whole chat pipeline with the configured model: citation
+  validity, gold paper/page cited, abstention, answer containment, evidence and first-token latency.
 """
 
 from __future__ import annotations
@@ -94,6 +97,82 @@ def qa_command(path: Path, mode: str, verbose: bool) -> None:
         for outcome in report.outcomes:
             print(json.dumps(outcome), file=sys.stderr)
     click.echo(json.dumps(report.to_json(), indent=2))
+
+
+@cli.command("check-questions")
+@click.option(
+    "--file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSON lines {"question", "arxiv_id", "pages", "answer", "quote"}.',
+)
+@click.option(
+    "--pdfs",
+    "pdf_dir",
+    default=Path("../shared/data/pdfs/arxiv"),
+    show_default=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of <arxiv_id>.pdf files.",
+)
+def check_questions_command(path: Path, pdf_dir: Path) -> None:
+    """Find every answerable question's quote on one of its pages (the project's PDF extraction)."""
+    from evals import quotes
+
+    try:
+        questions = qa.load(path)
+    except qa.QaFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    checked, problems = quotes.check(questions, pdf_dir)
+    for p in problems:
+        print(f"{path}:{p.line}: {p.reason} ({p.question})", file=sys.stderr)
+    unanswerable = sum(q.arxiv_id is None for q in questions)
+    papers = len({q.arxiv_id for q in questions if q.arxiv_id})
+    summary = {"answerable": checked, "unanswerable": unanswerable, "papers": papers}
+    click.echo(json.dumps(summary | {"problems": len(problems)}))
+    if problems:
+        raise SystemExit(1)
+
+
+@cli.command("qa")
+@click.option(
+    "--file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSON lines {"question", "arxiv_id" (null: unanswerable), "pages", "answer"}.',
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="An OpenAI-compatible server (default: WOVEPAPER_LLM_BASE_URL; none: evidence answers only).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Print each question's answer to stderr.")
+def answers_command(path: Path, base_url: str | None, verbose: bool) -> None:
+    """Answer quality and latency of the chat pipeline against the configured (ingested) corpus."""
+    from chat.llm import make_llm
+    from evals import answers
+
+    try:
+        questions = answers.load(path)
+    except answers.AnswersFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    settings = get_settings()
+    url = base_url or settings.llm.llm_base_url
+    llm = make_llm(settings.llm, url) if url else None
+    try:
+        service, store = qa.open_service(settings, rank_config(settings.search))
+    except qa.QaFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        figures, details = answers.run(questions, settings=settings, search=service, llm=llm)
+    finally:
+        store.close()
+    if verbose:
+        for record in details:
+            print(json.dumps(record, ensure_ascii=False), file=sys.stderr)
+    figures["model"] = settings.llm.llm_model if llm else None
+    click.echo(json.dumps(figures, indent=2))
 
 
 def main() -> None:

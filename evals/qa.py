@@ -1,7 +1,11 @@
 """Question → paper and page retrieval against the ingested corpus (``qa-retrieval``).
 
-Each line of the file is ``{"question": str, "arxiv_id": str, "pages": [int, ...]}``: a question
-whose answer is on those (1-based) pages of that paper. Every question goes through the same
+Each line of the file is ``{"question": str, "arxiv_id": str | null, "pages": [int, ...], "answer":
+str | null, "quote": str | null}``: a question whose answer is on those (1-based) pages of that
+paper, with the answer and a verbatim quote from one of the pages (``answer`` and ``quote`` are
+optional here; ``python -m evals check-questions`` finds every quote on its page). ``arxiv_id: null``
+marks a question no paper answers: it is loaded (the chat eval uses it) and left out of retrieval
+scores. Every question goes through the same
 :class:`~retrieval.search.SearchService` the web app uses, over the configured catalogue, Chroma
 and lexical index (read-only: an embedded Chroma is opened without taking the writer lock, so a
 running app is not disturbed; vectors it adds after we open are not seen).
@@ -34,8 +38,10 @@ class QaFileError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Question:
     question: str
-    arxiv_id: str
+    arxiv_id: str | None  # None: no paper answers it
     pages: tuple[int, ...]
+    answer: str | None = None
+    quote: str | None = None
 
 
 @dataclass
@@ -64,13 +70,19 @@ def load(path: Path) -> list[Question]:
         try:
             record = json.loads(line)
             text = str(record["question"]).strip()
-            paper = arxiv_ids.canonical(str(record["arxiv_id"]))
+            raw = record["arxiv_id"]
+            paper = None if raw is None else arxiv_ids.canonical(str(raw))
             pages = tuple(int(p) for p in record.get("pages") or ())
+            answer, quote = (record.get(key) for key in ("answer", "quote"))
+            if not all(value is None or isinstance(value, str) for value in (answer, quote)):
+                raise TypeError("answer and quote are text or null")
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise QaFileError(f"{path}:{number}: expected {{question, arxiv_id, pages}}: {exc}") from exc
         if not text:
             raise QaFileError(f"{path}:{number}: the question is empty")
-        questions.append(Question(text, paper, pages))
+        if paper is None and pages:
+            raise QaFileError(f"{path}:{number}: an unanswerable question (arxiv_id null) has no pages")
+        questions.append(Question(text, paper, pages, answer, quote))
     if not questions:
         raise QaFileError(f"{path} has no questions")
     return questions
@@ -108,6 +120,8 @@ def run(questions: list[Question], *, settings: Settings, mode: Mode, config: Ra
     report = QaReport()
     try:
         for q in questions:
+            if q.arxiv_id is None:  # no paper answers it: nothing to find
+                continue
             results = service.search(SearchRequest(q=q.question, size=5, mode=mode))
             ids = [hit.paper.arxiv_id for hit in results.hits]
             hit = next((h for h in results.hits if h.paper.arxiv_id == q.arxiv_id), None)

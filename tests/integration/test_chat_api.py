@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from accounts import queries as accounts
 from catalog.db import make_engine, transaction
 from chat.pipeline import NO_EVIDENCE, UNAVAILABLE
+from app.main import create_app
 from settings import Settings
 from tests.integration.browse_catalogue import served
 from tests.integration.chat_corpus import HIDDEN_ID, HIDDEN_ORDER, ChatCorpus, build, environment
@@ -38,6 +40,7 @@ class Served:
     base: str
     model: ScriptedLLM
     settings: Settings
+    signin_link: str  # the one-time local sign-in link (path and query)
 
     def token(self, name: str = "tester", scopes: set[str] | None = None) -> str:
         """A new person with an API token (each test its own, so limits do not interfere)."""
@@ -76,9 +79,11 @@ def app(chat_corpus: ChatCorpus) -> Iterator[Served]:
             getattr(settings, section)
         for section in ("llm", "chat", "limits", "auth", "redis", "server", "pages"):
             getattr(settings, section)
+    application = create_app(settings)
     try:
-        with served(settings) as base:
-            yield Served(base, model, settings)
+        with served(settings, app=application) as base:
+            link = urlsplit(application.state.auth.local_link_url)
+            yield Served(base, model, settings, f"{link.path}?{link.query}")
     finally:
         model.stop()
 
@@ -336,7 +341,21 @@ def test_hidden_instructions_in_a_pdf_never_reach_the_model(app: Served) -> None
     assert not [f for f in citations["flags"] if f["kind"] == "number"]
 
 
-def test_a_session_needs_the_csrf_header(app: Served, tmp_path: Path) -> None:
-    with httpx.Client(base_url=app.base, timeout=30) as client:
-        anonymous = client.post("/api/chat", json={"question": QUESTION})
-        assert anonymous.status_code == 401
+def test_a_signed_in_session_asks_with_the_csrf_header(app: Served) -> None:
+    app.model.script(["Attention replaces recurrence [S1]."])
+    with httpx.Client(base_url=app.base, timeout=30) as browser:
+        assert browser.post("/api/chat", json={"question": QUESTION}).status_code == 401
+        assert browser.get(app.signin_link).status_code in (302, 303)
+        account = browser.get("/account").text
+        marker = 'name="csrf_token" value="'
+        start = account.index(marker) + len(marker)
+        csrf = account[start : account.index('"', start)]
+        assert browser.post("/api/chat", json={"question": QUESTION}).status_code == 403
+        answer = browser.post(
+            "/api/chat",
+            json={"question": QUESTION},
+            headers={"X-CSRF-Token": csrf, "Accept": "application/json"},
+        )
+        assert answer.status_code == 200 and answer.json()["references"]
+        listed = browser.get("/api/chat/conversations").json()
+        assert [c["id"] for c in listed] == [answer.json()["conversation_id"]]

@@ -1,0 +1,175 @@
+"""Answer quality of the whole chat pipeline (``python -m evals qa --file X.jsonl``).
+
+Each line is ``{"question", "arxiv_id", "pages", "answer"}``; ``arxiv_id: null`` marks a question the
+papers do not answer. Every question runs through :class:`chat.pipeline.Chat` exactly as the API
+runs it (retrieval over the configured corpus, the configured model, the citation checks), nothing
+saved. Figures:
+
+- ``citation_validity``: rendered citations ``[n]`` that resolve to a passage given for that answer,
+  over all rendered citations (the code guarantees 1.0; anything else is a bug);
+- ``cites_gold_paper`` / ``cites_gold_page``: answerable questions whose references include the gold
+  paper / one of its gold pages;
+- ``abstention``: unanswerable questions answered with the fixed no-evidence answer or a refusal;
+  ``false_abstention``: answerable questions answered that way;
+- ``answer_containment``: answerable questions whose normalised answer contains the normalised gold
+  answer;
+- ``evidence_ms`` / ``first_token_ms``: p50 and p99 from the start of the turn;
+- ``llm_unavailable``: answers that fell back to the evidence because the model did not answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import statistics
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog import arxiv_ids
+from chat.llm import LLM
+from chat.pipeline import NO_EVIDENCE, UNAVAILABLE, Chat, Outcome, Turn
+from retrieval.search import SearchService
+from settings import Settings
+
+_REFUSAL = re.compile(
+    r"do(?:es)? not (?:answer|say|mention|provide|contain)|cannot (?:answer|tell|find)|no information|"
+    r"not (?:mentioned|stated|provided|answered)|passages do not|unable to answer",
+    re.IGNORECASE,
+)
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+class AnswersFileError(ValueError):
+    """A line of the questions file is malformed; the message names the line."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoldQuestion:
+    question: str
+    arxiv_id: str | None
+    pages: tuple[int, ...]
+    answer: str
+
+
+def load(path: Path) -> list[GoldQuestion]:
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            question = str(record["question"]).strip()
+            raw = record.get("arxiv_id")
+            paper = arxiv_ids.canonical(str(raw)) if raw else None
+            pages = tuple(int(p) for p in record.get("pages") or ())
+            answer = str(record.get("answer") or "")
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise AnswersFileError(
+                f"{path}:{number}: expected {{question, arxiv_id, pages, answer}}: {exc}"
+            ) from exc
+        if not question:
+            raise AnswersFileError(f"{path}:{number}: the question is empty")
+        found.append(GoldQuestion(question, paper, pages, answer))
+    if not found:
+        raise AnswersFileError(f"{path} has no questions")
+    return found
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _CITE.sub(" ", text)
+    return " ".join(re.sub(r"[^\w%.]+", " ", text).replace(". ", " ").split()).strip(" .")
+
+
+def abstained(outcome: Outcome) -> bool:
+    if outcome.notice == NO_EVIDENCE:
+        return True
+    return bool(outcome.answer) and bool(_REFUSAL.search(outcome.answer)) and not outcome.references
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0] * 1000, 1)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] * 1000, 1)
+
+
+def score(questions: list[GoldQuestion], outcomes: list[Outcome]) -> dict[str, Any]:
+    rendered = valid = 0
+    answerable = [(q, o) for q, o in zip(questions, outcomes, strict=True) if q.arxiv_id]
+    unanswerable = [(q, o) for q, o in zip(questions, outcomes, strict=True) if not q.arxiv_id]
+    for outcome in outcomes:
+        given = {p.key for p in outcome.passages}
+        by_n = {r["n"]: r["key"] for r in outcome.references}
+        for n in _CITE.findall(outcome.answer):
+            rendered += 1
+            valid += by_n.get(int(n)) in given
+    gold_paper = sum(any(r["arxiv_id"] == q.arxiv_id for r in o.references) for q, o in answerable)
+    gold_page = sum(
+        any(r["arxiv_id"] == q.arxiv_id and set(r["pages"]) & set(q.pages) for r in o.references)
+        for q, o in answerable
+    )
+    contained = sum(bool(q.answer) and normalise(q.answer) in normalise(o.answer) for q, o in answerable)
+
+    def share(count: int, total: int) -> float | None:
+        return round(count / total, 4) if total else None
+
+    evidence = [o.evidence_seconds for o in outcomes if o.evidence_seconds is not None]
+    first = [o.first_token_seconds for o in outcomes if o.first_token_seconds is not None]
+    return {
+        "questions": len(questions),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "citations_rendered": rendered,
+        "citation_validity": share(valid, rendered) if rendered else 1.0,
+        "cites_gold_paper": share(gold_paper, len(answerable)),
+        "cites_gold_page": share(gold_page, len(answerable)),
+        "abstention": share(sum(abstained(o) for _, o in unanswerable), len(unanswerable)),
+        "false_abstention": share(sum(abstained(o) for _, o in answerable), len(answerable)),
+        "answer_containment": share(contained, len(answerable)),
+        "unsupported": share(sum(o.unsupported and bool(o.answer) for o in outcomes), len(outcomes)),
+        "llm_unavailable": sum(o.notice == UNAVAILABLE for o in outcomes),
+        "evidence_ms": {"p50": _percentile(evidence, 50), "p99": _percentile(evidence, 99)},
+        "first_token_ms": {"p50": _percentile(first, 50), "p99": _percentile(first, 99)},
+    }
+
+
+async def _answer_all(chat: Chat, questions: list[GoldQuestion]) -> list[Outcome]:
+    outcomes = []
+    for q in questions:
+        outcome = Outcome()
+        async for _event in chat.answer(Turn(None, q.question), outcome):
+            pass
+        outcomes.append(outcome)
+    return outcomes
+
+
+def run(
+    questions: list[GoldQuestion], *, settings: Settings, search: SearchService, llm: LLM | None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The figures, and one record per question (for ``--verbose``)."""
+    from catalog.db import make_engine
+
+    engine = make_engine(settings.database_url)
+    try:
+        chat = Chat(settings, engine, search, lambda: llm)
+        outcomes = asyncio.run(_answer_all(chat, questions))
+    finally:
+        engine.dispose()
+    details = [
+        {
+            "question": q.question,
+            "gold": [q.arxiv_id, list(q.pages)],
+            "answer": o.answer or o.notice,
+            "references": [[r["arxiv_id"], r["pages"]] for r in o.references],
+            "passages": [[p.arxiv_id, list(p.pages)] for p in o.passages],
+            "flags": o.flags,
+            "abstained": abstained(o),
+        }
+        for q, o in zip(questions, outcomes, strict=True)
+    ]
+    return score(questions, outcomes), details

@@ -1,0 +1,102 @@
+"""Citations checked by code: keys filtered in the stream, however the model's deltas split them;
+references built from the passages; post-hoc attribution, quotes and numbers checked."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chat.citations import KeyFilter, references, verify
+from chat.context import Passage
+
+ADAM = Passage(
+    key="S1",
+    arxiv_id="1412.6980",
+    version=9,
+    title="Adam: A Method for Stochastic Optimization",
+    pages=(2, 3),
+    text="Adam computes individual adaptive learning rates for different parameters from estimates of "
+    "first and second moments of the gradients. Good default settings are alpha = 0.001 and beta1 = 0.9.",
+    chunk_ids=("1412.6980v9#3",),
+    kind="body",
+    coverage=1.0,
+    pdf_url="https://arxiv.org/pdf/1412.6980v9",
+)
+RESNET = Passage(
+    key="S2",
+    arxiv_id="1512.03385",
+    version=1,
+    title="Deep Residual Learning for Image Recognition",
+    pages=(1,),
+    text="We present a residual learning framework to ease the training of networks that are "
+    "substantially deeper than those used previously, with depths of up to 152 layers.",
+    chunk_ids=("1512.03385v1#1",),
+    kind="body",
+    coverage=1.0,
+    pdf_url="https://arxiv.org/pdf/1512.03385v1",
+)
+ANSWER = "Adam adapts learning rates [S1] and residual nets reach 152 layers [S2][S7]. See [4] and [S1, S9]."
+
+
+def streamed(text: str, cuts: list[int]) -> str:
+    keys = KeyFilter(["S1", "S2"])
+    pieces, last = [], 0
+    for cut in sorted(set(cuts)):
+        pieces.append(text[last:cut])
+        last = cut
+    pieces.append(text[last:])
+    return "".join(keys.feed(p) for p in pieces) + keys.finish()
+
+
+def test_given_keys_become_numbers_and_others_are_removed() -> None:
+    assert streamed(ANSWER, []) == (
+        "Adam adapts learning rates [1] and residual nets reach 152 layers [2]. See  and [1]."
+    )
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(ANSWER)), max_size=12))
+def test_keys_split_across_deltas_are_filtered_the_same(cuts: list[int]) -> None:
+    assert streamed(ANSWER, cuts) == streamed(ANSWER, [])
+
+
+def test_an_unfinished_bracket_is_text_and_prose_brackets_pass() -> None:
+    assert streamed("Values in [0, 1] and the set [a, b] and [S", [3, 12]) == "Values in  and the set [a, b] and [S"
+
+
+def test_references_are_built_from_passages_in_citation_order() -> None:
+    keys = KeyFilter(["S1", "S2"])
+    keys.feed("x [S2] y [S1]")
+    refs = references([ADAM, RESNET], keys.numbers)
+    assert [(r["n"], r["key"], r["arxiv_id"]) for r in refs] == [(1, "S2", "1512.03385"), (2, "S1", "1412.6980")]
+    assert refs[1]["pdf_url"] == "https://arxiv.org/pdf/1412.6980v9#page=2"
+    assert refs[1]["paper_url"].startswith("/papers/1412.6980-")
+
+
+def test_an_uncited_sentence_a_passage_supports_gets_its_citation() -> None:
+    checked = verify("Residual learning eases training of substantially deeper networks.", [ADAM, RESNET], {})
+    assert checked.answer == "Residual learning eases training of substantially deeper networks [1]."
+    assert checked.numbers == {"S2": 1} and not checked.unsupported and checked.flags == []
+
+
+def test_unsupported_sentences_numbers_and_quotes_are_flagged() -> None:
+    answer = (
+        "Adam computes adaptive learning rates from moment estimates [1]. "
+        'It was "tuned on a billion images by hand" [1] with alpha = 0.001 and 7 restarts. '
+        "Penguins migrate across frozen southern oceans every winter."
+    )
+    checked = verify(answer, [ADAM, RESNET], {"S1": 1})
+    kinds = {(f.kind, f.text) for f in checked.flags}
+    assert ("number", "7") in kinds and ("number", "0.001") not in kinds
+    assert ("quote", "tuned on a billion images by hand") in kinds
+    assert any(k == "sentence" and t.startswith("Penguins") for k, t in kinds)
+    assert not checked.unsupported
+
+
+def test_a_verbatim_quote_passes() -> None:
+    answer = 'Adam uses "estimates of first and second moments of the gradients" [1].'
+    assert verify(answer, [ADAM], {"S1": 1}).flags == []
+
+
+def test_an_answer_citing_nothing_is_unsupported() -> None:
+    checked = verify("Penguins migrate across frozen southern oceans every winter.", [ADAM, RESNET], {})
+    assert checked.unsupported and checked.numbers == {}
