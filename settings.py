@@ -539,6 +539,39 @@ class ChatSettings(_Section):
     )
 
 
+class LocalLLMSettings(_Section):
+    """The embedded default LLM, used when `WOVEPAPER_LLM_BASE_URL` is empty: llama-cpp-python's
+    OpenAI-compatible server, built into the virtualenv in the background, serving a hash-pinned GGUF
+    from PyPI, started, supervised and stopped by the web app."""
+
+    local_llm_enabled: bool = Field(
+        True,
+        description="Build, install and run the embedded model when no LLM base URL is set. Off: the chat "
+        "answers with the evidence passages only.",
+    )
+    local_llm_model: Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"] = Field(
+        "qwen2.5-coder-0.5b",
+        description="The GGUF served (sizes, speed, provenance: README, Chat model).",
+    )
+    local_llm_threads: int = Field(
+        1, ge=1, description="CPU threads for prompt and generation (1 beats 2 on a busy 2-core machine)."
+    )
+    local_llm_context_tokens: int = Field(
+        4096,
+        ge=512,
+        description="The server's context window (`n_ctx`); keep it ≥ `WOVEPAPER_LLM_CONTEXT_TOKENS`.",
+    )
+    local_llm_port: int = Field(
+        0, ge=0, le=65535, description="Loopback port of the server. 0: a free port chosen at start."
+    )
+    local_llm_dir: Path | None = Field(
+        None, description="Where the joined model file and the server's logs live. Empty: `<data_dir>/llm`."
+    )
+    local_llm_start_seconds: float = Field(
+        300.0, gt=0, description="Seconds the server may take to load the model before it is restarted."
+    )
+
+
 class Settings:
     """All sections together; each is built on first use so a bad value fails where it is read."""
 
@@ -614,6 +647,14 @@ class Settings:
     def chat(self) -> ChatSettings:
         return ChatSettings()
 
+    @cached_property
+    def local_llm(self) -> LocalLLMSettings:
+        return LocalLLMSettings()
+
+    @property
+    def local_llm_dir(self) -> Path:
+        return self.local_llm.local_llm_dir or self.core.data_dir / "llm"
+
     @property
     def chroma_path(self) -> Path:
         return self.chroma.chroma_path or self.core.data_dir / "chroma"
@@ -654,6 +695,7 @@ SECTIONS: tuple[type[_Section], ...] = (
     LimitSettings,
     LLMSettings,
     ChatSettings,
+    LocalLLMSettings,
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from litestar import Litestar
 from litestar.datastructures import State
@@ -22,6 +23,7 @@ from catalog.db import make_engine, session_factory
 from catalog.queries import count_papers
 from chat.llm import LLM, OpenAILLM, make_llm
 from chat.pipeline import Chat
+from chat.runtime import LocalLLM, RuntimeStatus, port_answers_at
 from coordination.redis import sync_client
 from indexing.contract import WorkerHandle
 from indexing.wiring import make_embedder, open_store, start_in_thread
@@ -49,6 +51,8 @@ class Services:
     llm: LLM | None = None
     # Chat turns: retrieval over ``search``, then ``llm``, see chat.pipeline.
     chat: Chat = field(init=False)
+    # The embedded LLM server, when no LLM base URL is configured (see chat.runtime).
+    local_llm: LocalLLM | None = None
     # Searches run through this gate: bounded concurrency, the excess shed with a 503.
     search_gate: WorkGate = field(init=False)
     # What ``/readyz`` checks; a new dependency registers its check where its client is opened.
@@ -57,12 +61,15 @@ class Services:
     def __post_init__(self) -> None:
         conf = self.settings.search
         self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
-        self.chat = Chat(self.settings, self.engine, None, lambda: self.llm)
+        self.chat = Chat(self.settings, self.engine, None, self.chat_llm)
         self.readiness = Readiness(
             [
                 Check("catalogue", self._catalogue_ready),
                 Check("vector index", self._store_ready),
                 Check("redis", self._redis_ready, required=bool(self.settings.redis.redis_url)),
+                # Optional: until a model answers (minutes while the embedded one builds), the chat
+                # still answers with the evidence passages, so the process stays ready.
+                Check("llm", self._llm_ready, required=False),
             ]
         )
 
@@ -84,7 +91,39 @@ class Services:
             services.llm = make_llm(settings.llm, settings.llm.llm_base_url)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
+        if not settings.llm.llm_base_url and settings.local_llm.local_llm_enabled:
+            services.local_llm = LocalLLM(settings.local_llm, settings.local_llm_dir)
         return services
+
+    def chat_llm(self) -> LLM | None:
+        """The model for the next chat turn: the configured (or injected) one, else the embedded
+        server once it is ready; None until then (the chat answers with the evidence)."""
+        if self.llm is None and self.local_llm is not None and self.local_llm.status().state == "ready":
+            conf = self.settings.llm.model_copy(update={"llm_model": self.local_llm.model.key})
+            self.llm = make_llm(conf, self.local_llm.base_url)
+        return self.llm
+
+    @property
+    def llm_base_url(self) -> str | None:
+        """Where the chat's OpenAI client points: the configured server, else the embedded one
+        (which may still be installing or starting: see :meth:`llm_status`); None when neither."""
+        if self.settings.llm.llm_base_url:
+            return self.settings.llm.llm_base_url
+        return self.local_llm.base_url if self.local_llm is not None else None
+
+    def llm_status(self) -> tuple[RuntimeStatus, str | None]:
+        """The chat model's state and name."""
+        if self.settings.llm.llm_base_url:
+            host = urlsplit(self.settings.llm.llm_base_url).netloc
+            detail = f"an OpenAI-compatible server at {host} (WOVEPAPER_LLM_BASE_URL)"
+            return RuntimeStatus("ready", detail), None
+        if self.local_llm is None:
+            detail = (
+                "no language model: WOVEPAPER_LLM_BASE_URL is empty and WOVEPAPER_LOCAL_LLM_ENABLED is off; "
+                "the chat answers with the evidence passages"
+            )
+            return RuntimeStatus("disabled", detail), None
+        return self.local_llm.status(), self.local_llm.model.key
 
     def _catalogue_ready(self) -> str:
         with self.sessions() as session:
@@ -103,6 +142,17 @@ class Services:
             client.ping()
         return "answers"
 
+    def _llm_ready(self) -> str:
+        if self.settings.llm.llm_base_url:  # a connection, not a request: no tokens spent, no queueing
+            parts = urlsplit(self.settings.llm.llm_base_url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            if not port_answers_at(parts.hostname or "", port, timeout=2.0):
+                raise RuntimeError(f"{parts.netloc} does not accept connections")
+            return f"{parts.netloc} accepts connections"
+        if self.local_llm is None:
+            raise RuntimeError(self.llm_status()[0].detail)
+        return self.local_llm.probe()
+
     def close(self) -> None:
         if self.worker is not None:
             self.worker.stop()
@@ -117,11 +167,15 @@ def lifespan(settings: Settings):  # type: ignore[no-untyped-def]
     async def _lifespan(app: Litestar) -> AsyncIterator[None]:
         services = Services.open(settings)
         app.state.services = services
+        if services.local_llm is not None:
+            await services.local_llm.start()  # returns at once; installs and starts in the background
         try:
             yield
         finally:
             if isinstance(services.llm, OpenAILLM):
                 await services.llm.close()
+            if services.local_llm is not None:
+                await services.local_llm.stop()
             services.close()
 
     return _lifespan

@@ -32,8 +32,10 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from benchmarks.search_latency import free_port, serve_app  # noqa: E402
+from search_latency import free_port, serve_app  # noqa: E402
+
 from catalog.db import make_engine, transaction  # noqa: E402
 from chat.context import retrieve  # noqa: E402
 from chat.llm import make_llm  # noqa: E402
@@ -60,9 +62,16 @@ def token_for(settings: Settings) -> str:
     try:
         with transaction(engine) as db:
             person = accounts.sign_in(
-                db, provider="local", issuer="bench", subject=f"bench-{time.time_ns()}", name="bench", email=None
+                db,
+                provider="local",
+                issuer="bench",
+                subject=f"bench-{time.time_ns()}",
+                name="bench",
+                email=None,
             )
-            secret, _ = accounts.create_token(db, person.person_id, name="bench", scopes={"chat"}, expires_at=None)
+            secret, _ = accounts.create_token(
+                db, person.person_id, name="bench", scopes={"chat"}, expires_at=None
+            )
     finally:
         engine.dispose()
     return secret
@@ -74,9 +83,12 @@ def through_app(base: str, token: str, question: str) -> tuple[float | None, flo
     evidence = first = None
     text = ""
     kind = ""
-    with httpx.Client(base_url=base, timeout=600) as client, client.stream(
-        "POST", "/api/chat", json={"question": question}, headers={"Authorization": f"Bearer {token}"}
-    ) as response:
+    with (
+        httpx.Client(base_url=base, timeout=600) as client,
+        client.stream(
+            "POST", "/api/chat", json={"question": question}, headers={"Authorization": f"Bearer {token}"}
+        ) as response,
+    ):
         response.raise_for_status()
         for line in response.iter_lines():
             if line.startswith("event:"):
@@ -153,9 +165,9 @@ def main() -> None:
         if scripted is not None:
             scripted.stop()
     ms = 1000.0
-    evidence = [r[0] * ms for r in rows if r[0] is not None]
-    first = [r[1] * ms for r in rows if r[1] is not None]
-    own = [r[2] * ms for r in rows if r[2] is not None]
+    evidence_ms = [r[0] * ms for r in rows if r[0] is not None]
+    first_ms = [r[1] * ms for r in rows if r[1] is not None]
+    own_ms = [r[2] * ms for r in rows if r[2] is not None]
     overhead = [(r[1] - r[2]) * ms for r in rows if r[1] is not None and r[2] is not None]
     rates = [r[4] / (r[3] - r[1]) for r in rows if r[1] is not None and r[3] > r[1] and r[4] > 1]
     print(
@@ -163,9 +175,9 @@ def main() -> None:
             {
                 "questions": len(rows),
                 "model": "scripted" if scripted else base_url,
-                "evidence_ms": percentiles(evidence),
-                "first_token_ms_via_app": percentiles(first),
-                "model_first_token_ms": percentiles(own),
+                "evidence_ms": percentiles(evidence_ms),
+                "first_token_ms_via_app": percentiles(first_ms),
+                "model_first_token_ms": percentiles(own_ms),
                 "added_first_token_ms": percentiles(overhead),
                 "tokens_per_s": round(statistics.median(rates), 1) if rates else None,
                 "load_average": [round(x, 2) for x in os.getloadavg()],

@@ -96,6 +96,10 @@ ROUTES: tuple[RouteDoc, ...] = (
     ),
     RouteDoc("/api/ingest/status/{archive}/{number}", "JSON: the same by old-style id."),
     RouteDoc(
+        "/api/chat/status",
+        "JSON: the chat's language model: disabled, installing (with progress), starting, ready or down.",
+    ),
+    RouteDoc(
         "/api/account",
         "JSON: who a request is signed in as, and its scopes; send `Authorization: Bearer <token>` "
         "(tokens are made on the account page).",

