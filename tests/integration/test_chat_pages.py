@@ -57,7 +57,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     work = tmp_path_factory.mktemp("chat-pages")
     row = {"id": PAPER, "title": TITLE, "summary": "s", "authors": ["Ada Lovelace"], "categories": ["cs.CL"]}
     catalogue(work / "app-0", [{**row, "_listing_file": "2024-01-02"}])
-    with app_processes(work, 1, {}) as (base,):
+    with app_processes(work, 1, {"WOVEPAPER_LOCAL_LLM_ENABLED": "false"}) as (base,):
         link = printed_link(work / "app-0" / "server.log")
         with httpx.Client(base_url=base) as reader, httpx.Client(base_url=base) as anonymous:
             assert reader.get(link).status_code in (302, 303)
