@@ -158,7 +158,8 @@ function link(url, text, attrs = {}) {
 }
 
 function evidenceList(passages) {
-  const list = el("ol", { class: "evidence-list" });
+  // Not numbered: the answer's [n] are the references' numbers, marked on the passages they cite.
+  const list = el("ul", { class: "evidence-list" });
   for (const p of passages) {
     const pages = pagesText(p.pages);
     list.append(el("li", { dataset: { key: p.key ?? "" } },
@@ -225,6 +226,10 @@ class Turn {
   showCitations({ references = [], unsupported = false, flags = [] }) {
     this.references = references;
     this.render();
+    for (const ref of references) {
+      const passage = [...this.evidence.querySelectorAll("li")].find((li) => li.dataset.key === ref.key);
+      passage?.querySelector(".evidence-source").prepend(el("span", { class: "cited", text: `[${ref.n}]` }));
+    }
     const parts = [];
     if (unsupported) parts.push(el("p", { class: "unsupported", role: "note", text: "Unsupported: no passage given to the model supports this answer. Check the evidence above." }));
     if (flags.length) {
@@ -331,7 +336,7 @@ class ChatPanel {
   }
 
   async suggest(term) {
-    const params = new URLSearchParams({ q: term, size: "6", mode: "bm25" });
+    const params = new URLSearchParams({ q: term, size: "6" }); // hybrid: a partial word still finds
     let items = [];
     try {
       const answer = await api("GET", `/api/search?${params}`);

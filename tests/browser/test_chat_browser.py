@@ -241,6 +241,38 @@ def test_chat_with_this_paper_opens_the_dock_scoped_to_it(signed_in: Tab) -> Non
     signed_in.log.assert_clean()
 
 
+def test_an_at_mention_adds_a_paper_to_the_scope_from_the_keyboard(signed_in: Tab) -> None:
+    page, model = signed_in.page, signed_in.model
+    page.goto("/chat")
+    question = page.get_by_label("Your question")
+    question.press_sequentially("How does @attention")
+    options = page.get_by_role("list", name="Matching papers")
+    options.get_by_role("button").first.wait_for()  # from /api/search, as the reader types
+    assert TITLE in options.inner_text()
+    question.press("ArrowDown")
+    first = options.get_by_role("button").first
+    expect(first).to_be_focused()
+    chosen = (first.get_attribute("data-id") or "", first.inner_text())
+    page.keyboard.press("Enter")
+    expect(question).to_be_focused()
+    assert question.input_value() == "How does "  # the mention became the scope
+    assert page.get_by_text("Scope: this paper").is_visible() and options.is_hidden()
+    assert chosen[0] and TITLE in chosen[1]
+    question.press_sequentially("multi-head attention replace recurrence?")
+    model.script(["It attends to all positions at once [S1]."])
+    with page.expect_request(lambda r: r.url.endswith("/api/chat")) as sent:
+        question.press("Enter")
+    body = json.loads(sent.value.post_data or "{}")
+    assert body["papers"] == [chosen[0]] and body["conversation_id"] is None
+    assert body["question"] == "How does multi-head attention replace recurrence?"
+    assert sent.value.headers["x-csrf-token"]
+    page.locator("[data-chat-log] ol.references").wait_for()
+    assert all(
+        PAPER in (a.get_attribute("href") or "") for a in page.locator("[data-chat-log] .evidence-source a").all()
+    )
+    signed_in.log.assert_clean()
+
+
 def test_the_chat_page_passes_the_audit_at_desktop_and_phone_width(signed_in: Tab) -> None:
     page = signed_in.page
     page.goto(f"/chat?paper={PAPER}")
