@@ -358,3 +358,15 @@ def test_a_signed_in_session_asks_with_the_csrf_header(app: Served) -> None:
         assert answer.status_code == 200 and answer.json()["references"]
         listed = browser.get("/api/chat/conversations").json()
         assert [c["id"] for c in listed] == [answer.json()["conversation_id"]]
+
+
+def test_an_idle_stream_is_kept_alive_with_comment_pings(app: Served) -> None:
+    app.model.script(["Attention replaces recurrence [S1]."])
+    app.model.first_delay = 1.6  # under the 2 s first-token timeout, over the 1 s ping interval
+    try:
+        found = ask(app, app.token())
+    finally:
+        app.model.first_delay = 0.0
+    kinds = [k for k, _ in found]
+    assert "ping" in kinds[kinds.index("evidence") : kinds.index("token")]
+    assert only(found, "done")[0]["notice"] is None
