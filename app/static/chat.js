@@ -268,9 +268,10 @@ const STATUS_WORDS = {
 };
 
 class ChatPanel {
-  constructor(root, { onDone } = {}) {
+  constructor(root, { onDone, onReset } = {}) {
     this.root = root;
     this.onDone = onDone;
+    this.onReset = onReset;
     this.conversationId = null;
     this.scope = new Map(); // arxiv id → title
     this.controller = null;
@@ -298,6 +299,7 @@ class ChatPanel {
     this.conversationId = null;
     this.log.replaceChildren();
     this.question.focus();
+    this.onReset?.();
   }
 
   // scope -------------------------------------------------------------------------------------
@@ -561,7 +563,7 @@ class History {
       this.empty.textContent = `It could not be deleted: ${error.message}`;
       return;
     }
-    if (this.panel.conversationId === c.id) { this.panel.reset(); history.replaceState(null, "", "/chat"); }
+    if (this.panel.conversationId === c.id) this.panel.reset(); // also back to /chat
     await this.load();
   }
 }
@@ -574,6 +576,7 @@ function startDock() {
   if (!root) return;
   const panel = new ChatPanel(root, {
     onDone: (id) => { dock.querySelector("[data-chat-full]")?.setAttribute("href", `/chat?c=${id}`); },
+    onReset: () => { dock.querySelector("[data-chat-full]")?.setAttribute("href", "/chat"); },
   });
   dock.addEventListener("toggle", () => {
     if (!dock.open) return;
@@ -603,6 +606,7 @@ function startPage() {
   let past = null;
   const panel = new ChatPanel(page.querySelector("[data-chat]"), {
     onDone: (id) => { history.replaceState(null, "", `/chat?c=${id}`); past.load(); },
+    onReset: () => { history.replaceState(null, "", "/chat"); past?.load(); },
   });
   past = new History(page, panel);
   if (page.dataset.chatPaper) panel.setScope([[page.dataset.chatPaper, page.dataset.chatTitle]]);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -124,6 +125,7 @@ def test_asking_in_the_dock_shows_evidence_then_streamed_tokens_then_a_working_c
     model.script(ANSWER)
     page.goto("/")
     page.get_by_text("Ask the papers").click()
+    expect(page.locator("[data-chat-dock] [data-chat-status]")).to_have_text("Language model ready.")
     page.get_by_label("Your question").fill(QUESTION)
     page.locator("[data-chat-dock] [data-chat-log]").evaluate(TRACE)
     page.keyboard.press("Enter")
@@ -157,11 +159,22 @@ def test_asking_in_the_dock_shows_evidence_then_streamed_tokens_then_a_working_c
     signed_in.log.assert_clean()
 
 
-def test_the_chat_page_lists_reopens_renames_exports_and_deletes(signed_in: Tab) -> None:
-    page = signed_in.page
+def ask_on_the_chat_page(page: Page, question: str = QUESTION) -> None:
     page.goto("/chat")
+    page.get_by_label("Your question").fill(question)
+    page.get_by_role("button", name="Ask").click()
+
+
+def test_the_chat_page_lists_reopens_renames_exports_and_deletes(signed_in: Tab) -> None:
+    page, model = signed_in.page, signed_in.model
+    model.script(ANSWER)
+    ask_on_the_chat_page(page)
+    page.locator("[data-chat-log] ol.references").wait_for()
+    assert "/chat?c=" in page.url
+    page.get_by_role("button", name="New conversation").click()
+    assert page.locator("[data-chat-log] .turn").count() == 0 and page.url.endswith("/chat")
     history = page.get_by_role("region", name="Your conversations")
-    first = history.locator("li").first
+    first = history.locator("li").first  # newest first
     first.locator(".conversation-title").wait_for()
     assert QUESTION[:30] in first.inner_text() and "2 messages" in first.inner_text()
     first.locator(".conversation-title").click()  # reopen: the answer as it was given
@@ -189,6 +202,49 @@ def test_the_chat_page_lists_reopens_renames_exports_and_deletes(signed_in: Tab)
     history.get_by_role("button", name="Delete Attention, renamed").click()
     history.get_by_role("link", name="Attention, renamed", exact=True).wait_for(state="detached")
     assert page.locator("[data-chat-log] .turn").count() == 0 and page.url.endswith("/chat")
+    signed_in.log.assert_clean()
+
+
+def test_an_unsupported_answer_and_a_failed_check_are_marked(signed_in: Tab) -> None:
+    page, model = signed_in.page, signed_in.model
+    model.script(['Bananas are yellow. The paper says "attention is a kind of fruit" on 42 pages.'])
+    ask_on_the_chat_page(page)
+    mark = page.get_by_role("note").filter(has_text="Unsupported")
+    mark.wait_for()
+    flags = page.get_by_role("list", name="Checks that failed")
+    assert "Quotation not found in the cited passage" in flags.inner_text()
+    assert page.locator("[data-chat-log] ol.references").count() == 0
+    signed_in.log.assert_clean()
+
+
+def test_when_the_model_fails_the_evidence_comes_with_a_notice(signed_in: Tab) -> None:
+    page, model = signed_in.page, signed_in.model
+    model.status = 500
+    try:
+        ask_on_the_chat_page(page)
+        page.get_by_role("note").filter(has_text="The language model is unavailable").wait_for()
+    finally:
+        model.status = 200
+    assert page.locator("[data-chat-log] .evidence-list li").count() > 0
+    assert page.locator("[data-chat-log] .answer").is_hidden()  # no empty answer box
+    signed_in.log.assert_clean()
+
+
+def test_stop_closes_the_stream_and_the_model_stops(signed_in: Tab) -> None:
+    page, model = signed_in.page, signed_in.model
+    model.script(["word "] * 200)
+    ask_on_the_chat_page(page)
+    answer = page.locator("[data-chat-log] .answer")
+    expect(answer).to_contain_text("word word")
+    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("note").filter(has_text="Stopped.").wait_for()
+    expect(page.get_by_role("button", name="Ask")).to_be_enabled()
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    deadline = time.monotonic() + 3
+    while model.requests[-1].disconnected_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert model.requests[-1].disconnected_at is not None, "the model kept generating after Stop"
+    assert model.requests[-1].sent < 200
     signed_in.log.assert_clean()
 
 
