@@ -198,8 +198,9 @@ class Turn {
     this.references = [];
     this.node = el("article", { class: "turn" });
     this.node.append(el("p", { class: "question" }, el("span", { class: "visually-hidden", text: "You asked: " }), question));
-    this.evidence = el("section", { class: "evidence", "aria-label": "Evidence" });
-    this.answer = el("div", { class: "answer", "aria-label": "Answer", role: "region" });
+    // No landmarks per turn (a conversation has many): the "Evidence" heading line says what follows.
+    this.evidence = el("div", { class: "evidence" });
+    this.answer = el("div", { class: "answer" });
     this.after = el("div", { class: "after" });
     this.node.append(this.evidence, this.answer, this.after);
     log.append(this.node);
@@ -574,14 +575,26 @@ function startDock() {
   const dock = document.querySelector("[data-chat-dock]");
   const root = dock?.querySelector("[data-chat]");
   if (!root) return;
+  // The dock's conversation follows the reader from page to page (this tab only).
+  const KEY = "wovepaper.chat.dock";
+  const full = dock.querySelector("[data-chat-full]");
   const panel = new ChatPanel(root, {
-    onDone: (id) => { dock.querySelector("[data-chat-full]")?.setAttribute("href", `/chat?c=${id}`); },
-    onReset: () => { dock.querySelector("[data-chat-full]")?.setAttribute("href", "/chat"); },
+    onDone: (id) => { sessionStorage.setItem(KEY, String(id)); full?.setAttribute("href", `/chat?c=${id}`); },
+    onReset: () => { sessionStorage.removeItem(KEY); full?.setAttribute("href", "/chat"); },
   });
-  dock.addEventListener("toggle", () => {
+  let resumed = false;
+  dock.addEventListener("toggle", async () => {
     if (!dock.open) return;
     panel.refreshStatus();
     panel.question.focus();
+    const id = Number(sessionStorage.getItem(KEY));
+    if (resumed || !id || panel.conversationId) return;
+    resumed = true;
+    try {
+      panel.show(await api("GET", `/api/chat/conversations/${id}`));
+      full?.setAttribute("href", `/chat?c=${id}`);
+      root.querySelector("[data-chat-log]").lastElementChild?.scrollIntoView({ block: "end" });
+    } catch { sessionStorage.removeItem(KEY); } // deleted meanwhile, or signed out
   });
   dock.addEventListener("keydown", (event) => {
     if (event.key !== "Escape" || !dock.open) return;

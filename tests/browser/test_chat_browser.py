@@ -156,6 +156,20 @@ def test_asking_in_the_dock_shows_evidence_then_streamed_tokens_then_a_working_c
     page.wait_for_url(f"**{href}")
     assert page.get_by_role("heading", level=1).inner_text() == TITLE
     assert len(model.requests) == 1
+
+    # The conversation follows the reader: on the paper page the dock shows it and a follow-up joins it.
+    page.get_by_text("Ask the papers").click()
+    expect(page.locator("[data-chat-dock] .turn .question")).to_contain_text(QUESTION)
+    model.script(["How many heads does the Transformer use?"], ["It runs 8 heads in parallel [S1]."])
+    page.get_by_label("Your question").fill("How many heads?")
+    with page.expect_request(lambda r: r.url.endswith("/api/chat")) as sent:
+        page.keyboard.press("Enter")
+    conversation = json.loads(sent.value.post_data or "{}")["conversation_id"]
+    assert isinstance(conversation, int) and conversation > 0
+    # (a follow-up is condensed with the conversation first: one short model call, then the answer)
+    expect(page.locator("[data-chat-dock] .turn")).to_have_count(2)
+    page.locator("[data-chat-dock] .turn").nth(1).locator("ol.references").wait_for()
+    assert page.locator("[data-chat-full]").get_attribute("href") == f"/chat?c={conversation}"
     signed_in.log.assert_clean()
 
 
