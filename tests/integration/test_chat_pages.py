@@ -95,6 +95,13 @@ def test_the_chat_page_needs_sign_in_and_has_no_dock(site: Site) -> None:
     assert 'data-chat="page"' in page.text and "data-chat-history" in page.text
     assert "data-chat-dock" not in page.text
     assert '<meta name="robots" content="noindex, follow">' in page.text
+    # Like the account page, no markdown variant: agents ask POST /api/chat with Accept: text/markdown.
+    assert (
+        site.reader.get("/chat", headers={"Accept": "text/markdown"})
+        .headers["content-type"]
+        .startswith("text/html")
+    )
+    assert site.reader.get("/chat.md").status_code == 404
     reopened = site.reader.get("/chat?c=12")
     assert 'data-chat-open="12"' in reopened.text
 
