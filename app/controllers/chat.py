@@ -32,6 +32,7 @@ from litestar.exceptions import ClientException, HTTPException, NotFoundExceptio
 from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.status_codes import HTTP_204_NO_CONTENT, HTTP_413_REQUEST_ENTITY_TOO_LARGE
+from litestar.types import ControllerRouterHandler
 
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.auth.requester import Actor
@@ -414,4 +415,4 @@ class ConversationController(Controller):
             raise NotFoundException(detail="There is no such conversation.")
 
 
-ROUTE_HANDLERS = [ask, list_conversations, ConversationController]
+ROUTE_HANDLERS: list[ControllerRouterHandler] = [ask, list_conversations, ConversationController]

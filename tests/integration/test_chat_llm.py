@@ -89,12 +89,12 @@ def test_tokens_stream_incrementally_with_only_given_citations(app: Served) -> N
     assert kinds[0] == "evidence" and kinds[-1] == "done", kinds
     assert len(arrivals) >= 5, "the answer did not arrive as several tokens"
     assert arrivals[-1] - arrivals[0] > 0.1, "the tokens arrived all at once"
-    given = {p["key"] for p in only(found, "evidence")[0]["passages"]}  # type: ignore[index]
+    given = {p["key"] for p in only(found, "evidence")[0]["passages"]}
     citations = only(found, "citations")[0]
-    assert all(r["key"] in given for r in citations["references"])  # type: ignore[index]
-    text = "".join(d["text"] for d in only(found, "token"))  # type: ignore[index]
+    assert all(r["key"] in given for r in citations["references"])
+    text = "".join(d["text"] for d in only(found, "token"))
     numbers = {int(n) for n in re.findall(r"\[(\d+)\]", text)}
-    assert numbers <= {r["n"] for r in citations["references"]}  # type: ignore[index]
+    assert numbers <= {r["n"] for r in citations["references"]}
 
 
 def test_disconnecting_stops_the_server_generating_within_a_second(app: Served, llm_server: str) -> None:  # noqa: F811
