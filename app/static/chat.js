@@ -176,7 +176,7 @@ function referenceList(references) {
   const list = el("ol", { class: "references" });
   for (const ref of references) {
     const pages = pagesText(ref.pages);
-    list.append(el("li", { value: String(ref.n), id: null },
+    list.append(el("li", { value: String(ref.n) },
       link(ref.paper_url, ref.title),
       ` (arXiv:${ref.arxiv_id})`,
       pages ? " · " : null,
@@ -232,7 +232,7 @@ class Turn {
       passage?.querySelector(".evidence-source").prepend(el("span", { class: "cited", text: `[${ref.n}]` }));
     }
     const parts = [];
-    if (unsupported) parts.push(el("p", { class: "unsupported", role: "note", text: "Unsupported: no passage given to the model supports this answer. Check the evidence above." }));
+    if (unsupported) parts.push(el("p", { class: "unsupported", role: "note", text: "Unsupported: this answer cites none of the passages found. Check it against the evidence above." }));
     if (flags.length) {
       const list = el("ul", { class: "flags", "aria-label": "Checks that failed" });
       for (const f of flags) {
@@ -254,7 +254,7 @@ class Turn {
 
   busy(on) {
     this.answer.setAttribute("aria-busy", String(on));
-    if (!on && this.text === "" ) this.answer.hidden = true;
+    if (!on && this.text === "") this.answer.hidden = true; // evidence-only answers: no empty box
   }
 }
 
