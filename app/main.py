@@ -22,6 +22,7 @@ from app.controllers import (
     agents,
     api,
     chat,
+    chat_pages,
     chat_status,
     follows,
     health,
@@ -82,6 +83,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *account.ROUTE_HANDLERS,
             *follows.ROUTE_HANDLERS,
             *chat.ROUTE_HANDLERS,
+            *chat_pages.ROUTE_HANDLERS,
             health.readyz,
             agent_mcp.mcp_endpoint,
             create_static_files_router(

@@ -370,3 +370,23 @@ def test_an_idle_stream_is_kept_alive_with_comment_pings(app: Served) -> None:
     kinds = [k for k, _ in found]
     assert "ping" in kinds[kinds.index("evidence") : kinds.index("token")]
     assert only(found, "done")[0]["notice"] is None
+
+
+def test_a_follow_up_is_condensed_with_the_conversation_before_retrieval(app: Served) -> None:
+    token = app.token()
+    app.model.script(["Multi-head attention replaces recurrence [S1]."])
+    first = ask(app, token)
+    conversation_id = only(first, "done")[0]["conversation_id"]
+    app.model.script(
+        ["How many attention heads does the Transformer base model use?"],  # the condensed question
+        ["It uses 8 heads [S1]."],
+    )
+    follow_up = ask(app, token, "And how many heads?", conversation_id=conversation_id)
+    condense, answer = app.model.requests
+    assert "Follow-up question: And how many heads?" in user_prompt(condense.messages)
+    assert QUESTION in user_prompt(condense.messages)  # the conversation so far
+    assert "Question: How many attention heads does the Transformer base model use?" in user_prompt(
+        answer.messages
+    )
+    assert only(follow_up, "evidence")[0]["question"] == "And how many heads?"
+    assert only(follow_up, "citations")[0]["references"]
