@@ -96,7 +96,7 @@ INSTRUCTIONS = (
 )
 
 
-# -- structured content of the full-text tool ------------------------------------------------------
+# -- structured content (what the tools add to the JSON API's documents) --------------------------
 
 
 @dataclass
@@ -187,9 +187,6 @@ class AgentServer:
     def pages(self) -> Pages:
         pages: Pages = self.app.state.pages
         return pages
-
-    def tool_names(self) -> list[str]:
-        return [tool.name for tool in self.server._tool_manager.list_tools()]
 
     # Each tool: admitted by the limit, its blocking work in a worker thread, HTTP errors as tool
     # errors (the sentence a page would show).
