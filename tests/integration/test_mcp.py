@@ -450,3 +450,14 @@ def test_ask_with_a_bad_question_is_a_tool_error(site: McpSite) -> None:
     assert result.is_error and "limit" in text_of(result)
     result = call(site, "ask", {"question": "adam", "papers": ["not an id"]}, site.token())
     assert result.is_error and "arXiv id" in text_of(result)
+
+
+def test_every_address_the_developers_page_links_answers(site: McpSite) -> None:
+    """The page's example URLs (``<…>`` links) answer over HTTP; ``/mcp`` is the MCP endpoint,
+    which the tests above call with the SDK's client."""
+    urls = set(re.findall(r"<(http[^>]+)>", _developers(site)))
+    assert f"{site.base}/papers/1706.03762.md" in urls and site.endpoint in urls
+    with httpx.Client(timeout=30, follow_redirects=True) as client:
+        for url in sorted(urls - {site.endpoint}):
+            assert url.startswith(site.base + "/"), url
+            assert client.get(url).status_code == 200, url
