@@ -66,6 +66,7 @@ from app.rendering import Pages, View
 from app.services import Services
 from catalog import arxiv_ids
 from catalog.indexing import paper_status
+from catalog.queries import PaperDetail
 from chat.pipeline import Outcome
 from coordination.limits import LimitExceeded
 from retrieval.fulltext import Passage, outline, paper_passages
@@ -202,9 +203,13 @@ class AgentServer:
         except HTTPException as exc:
             raise ToolError(str(exc.detail)) from exc
 
-    def _markdown(self, view: View | object) -> str:
+    @staticmethod
+    def _view(view: View | object) -> View:
         assert isinstance(view, View), "a tool asks for no address, so it gets no redirect"
-        return self.pages.render(view, "markdown").body.decode()
+        return view
+
+    def _markdown(self, view: View | object) -> str:
+        return self.pages.markdown_text(self._view(view))
 
     def _register(self) -> None:
         server = self.server
@@ -258,10 +263,14 @@ class AgentServer:
             section starts on (read them with read_paper_pages)."""
 
             def work(db: Session) -> tuple[str, PaperWithText]:
-                view = paper_view(db, self.pages.site, arxiv_id, None)
-                detail = find_paper(db, arxiv_id)
+                view = self._view(paper_view(db, self.pages.site, arxiv_id, None))
+                detail: PaperDetail = view.context["paper"]
                 status = self._full_text_status(db, detail.arxiv_id)
-                sections = outline(paper_passages(self.services.store, detail.arxiv_id))
+                # Only an indexed PDF has body chunks: the store is not asked about the others.
+                passages = (
+                    paper_passages(self.services.store, detail.arxiv_id) if status.status == "done" else []
+                )
+                sections = outline(passages)
                 found = PaperWithText(
                     paper_document(self.pages.site, detail),
                     status,
@@ -443,9 +452,14 @@ class AgentServer:
         return FullTextStatus(s.status, s.pages, s.chunks, s.reason)
 
 
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
 def _result(markdown: str, shape: type[Any], value: Any) -> CallToolResult:
     """The markdown for the model and the same data as JSON for programs."""
-    structured = TypeAdapter(shape).dump_python(value, mode="json")
+    # Building an adapter costs milliseconds: one per shape, kept.
+    adapter = _ADAPTERS.get(shape) or _ADAPTERS.setdefault(shape, TypeAdapter(shape))
+    structured = adapter.dump_python(value, mode="json")
     return CallToolResult(content=[TextContent(type="text", text=markdown)], structured_content=structured)
 
 
