@@ -532,7 +532,7 @@ class ChatSettings(_Section):
     )
     chat_passages: int = Field(8, ge=1, le=40, description="Most passages shown and given to the model.")
     chat_min_term_coverage: float = Field(
-        0.5,
+        0.6,
         ge=0,
         le=1,
         description="Evidence threshold: share of the question's content words (stemmed) a passage "

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +91,7 @@ class Outcome:
     passages: list[Passage] = field(default_factory=list)
     references: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, str]] = field(default_factory=list)
-    unsupported: bool = True
+    unsupported: bool = False  # a model answer that cites nothing (set by the checks)
     notice: str | None = None
     tokens: int = 0  # prompt + answer tokens sent to and received from the model
     llm_called: bool = False
@@ -145,8 +145,10 @@ class Chat:
             elif llm is None:
                 out.notice = UNAVAILABLE
             else:
-                async for event in self._generate(llm, turn, passages, out, started):
-                    yield event
+                # Closed explicitly, so a reader leaving between two tokens closes the model's stream now.
+                async with contextlib.aclosing(self._generate(llm, turn, passages, out, started)) as tokens:
+                    async for event in tokens:
+                        yield event
             yield Event(
                 "citations",
                 {"references": out.references, "unsupported": out.unsupported, "flags": out.flags},
@@ -230,7 +232,7 @@ class Chat:
 
     async def _generate(
         self, llm: LLM, turn: Turn, passages: list[Passage], out: Outcome, started: float
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         keys = KeyFilter([p.key for p in passages])
         messages = self._messages(out.query, passages)
         out.tokens += self._prompt_tokens(out.query, passages)
@@ -258,7 +260,10 @@ class Chat:
         except LLMBusy:
             out.notice = BUSY
         except (LLMUnavailable, TimeoutError) as exc:
-            log.warning("the language model failed: %s", exc)
+            log.warning(
+                "the language model failed: %s",
+                exc or f"no token within {conf.llm_first_token_timeout_seconds:g} s",
+            )
             out.notice = CUT_OFF if out.answer.strip() else UNAVAILABLE
         if out.notice == ECHO:
             out.answer = ""

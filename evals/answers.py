@@ -7,6 +7,8 @@ saved. Figures:
 
 - ``citation_validity``: rendered citations ``[n]`` that resolve to a passage given for that answer,
   over all rendered citations (the code guarantees 1.0; anything else is a bug);
+- ``evidence_gold_paper`` / ``evidence_gold_page``: answerable questions whose evidence passages
+  include the gold paper / one of its gold pages (retrieval's share, before the model);
 - ``cites_gold_paper`` / ``cites_gold_page``: answerable questions whose references include the gold
   paper / one of its gold pages;
 - ``abstention``: unanswerable questions answered with the fixed no-evidence answer or a refusal;
@@ -113,6 +115,11 @@ def score(questions: list[GoldQuestion], outcomes: list[Outcome]) -> dict[str, A
         any(r["arxiv_id"] == q.arxiv_id and set(r["pages"]) & set(q.pages) for r in o.references)
         for q, o in answerable
     )
+    evidence_paper = sum(any(p.arxiv_id == q.arxiv_id for p in o.passages) for q, o in answerable)
+    evidence_page = sum(
+        any(p.arxiv_id == q.arxiv_id and set(p.pages) & set(q.pages) for p in o.passages)
+        for q, o in answerable
+    )
     contained = sum(bool(q.answer) and normalise(q.answer) in normalise(o.answer) for q, o in answerable)
 
     def share(count: int, total: int) -> float | None:
@@ -126,6 +133,8 @@ def score(questions: list[GoldQuestion], outcomes: list[Outcome]) -> dict[str, A
         "unanswerable": len(unanswerable),
         "citations_rendered": rendered,
         "citation_validity": share(valid, rendered) if rendered else 1.0,
+        "evidence_gold_paper": share(evidence_paper, len(answerable)),
+        "evidence_gold_page": share(evidence_page, len(answerable)),
         "cites_gold_paper": share(gold_paper, len(answerable)),
         "cites_gold_page": share(gold_page, len(answerable)),
         "abstention": share(sum(abstained(o) for _, o in unanswerable), len(unanswerable)),

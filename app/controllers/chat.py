@@ -27,12 +27,13 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from litestar import Request, Response, delete, get, patch, post
+from litestar import Controller, HttpMethod, Request, Response, delete, get, patch, post, route
 from litestar.connection import ASGIConnection
 from litestar.exceptions import ClientException, HTTPException, NotFoundException
 from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.status_codes import HTTP_204_NO_CONTENT, HTTP_413_REQUEST_ENTITY_TOO_LARGE
+from litestar.types import ControllerRouterHandler
 
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.auth.requester import Actor
@@ -337,76 +338,90 @@ def _conversation_markdown(title: str, messages: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-@get(
-    "/api/chat/conversations/{ref:str}",
-    guards=[session_or_token("chat")],
-    tags=["chat"],
-    summary="One of your conversations with its messages (`<id>.md`: as markdown)",
-    raises=[SignInRequired, InsufficientScope, NotFoundException],
-)
-async def conversation(
-    request: Request[Any, Any, Any], services: AppServices, ref: FromPath[str]
-) -> Response[Any]:
-    actor = actor_of(request)
-    conversation_id, markdown = _conversation_id(ref)
+class ConversationController(Controller):
+    """One conversation: GET, PATCH and DELETE. Litestar builds a path's automatic ``OPTIONS``
+    answer with the first handler registered for it, so its ``Allow`` would name GET alone; this
+    route answers ``OPTIONS`` itself (registered first: handlers go in by name)."""
 
-    def read(db: Any) -> tuple[str, list[dict[str, Any]]] | None:
-        found = conversations.owned(db, actor.person_id, conversation_id)
-        if found is None:
-            return None
-        return found.title, [_message_json(m) for m in conversations.messages(db, conversation_id)]
+    path = "/api/chat/conversations/{ref:str}"
 
-    result = await _in_transaction(services, read)
-    if result is None:
-        raise NotFoundException(detail="There is no such conversation.")
-    title, messages = result
-    if markdown:
-        return Response(_conversation_markdown(title, messages), media_type="text/markdown; charset=utf-8")
-    return Response({"id": conversation_id, "title": title, "messages": messages})
+    @route("/", http_method=[HttpMethod.OPTIONS], include_in_schema=False)
+    async def allow(self, ref: FromPath[str]) -> Response[None]:
+        return Response(
+            None, status_code=HTTP_204_NO_CONTENT, headers={"Allow": "DELETE, GET, OPTIONS, PATCH"}
+        )
+
+    @get(
+        "/",
+        guards=[session_or_token("chat")],
+        tags=["chat"],
+        summary="One of your conversations with its messages (`<id>.md`: as markdown)",
+        raises=[SignInRequired, InsufficientScope, NotFoundException],
+    )
+    async def conversation(
+        self, request: Request[Any, Any, Any], services: AppServices, ref: FromPath[str]
+    ) -> Response[Any]:
+        actor = actor_of(request)
+        conversation_id, markdown = _conversation_id(ref)
+
+        def read(db: Any) -> tuple[str, list[dict[str, Any]]] | None:
+            found = conversations.owned(db, actor.person_id, conversation_id)
+            if found is None:
+                return None
+            return found.title, [_message_json(m) for m in conversations.messages(db, conversation_id)]
+
+        result = await _in_transaction(services, read)
+        if result is None:
+            raise NotFoundException(detail="There is no such conversation.")
+        title, messages = result
+        if markdown:
+            return Response(
+                _conversation_markdown(title, messages), media_type="text/markdown; charset=utf-8"
+            )
+        return Response({"id": conversation_id, "title": title, "messages": messages})
+
+    @patch(
+        "/",
+        guards=[session_or_token("chat")],
+        tags=["chat"],
+        summary="Rename one of your conversations",
+        raises=[SignInRequired, InsufficientScope, NotFoundException],
+    )
+    async def rename_conversation(
+        self,
+        request: Request[Any, Any, Any],
+        services: AppServices,
+        ref: FromPath[str],
+        data: JSONBody[ConversationTitle],
+    ) -> dict[str, Any]:
+        actor = actor_of(request)
+        conversation_id, markdown = _conversation_id(ref)
+        title = " ".join(scrub(data.title).split())
+        if not title:
+            raise ClientException(detail="A title cannot be empty.")
+        if markdown or not await _in_transaction(
+            services, lambda db: conversations.rename(db, actor.person_id, conversation_id, title)
+        ):
+            raise NotFoundException(detail="There is no such conversation.")
+        return {"id": conversation_id, "title": conversations.title_for(title)}
+
+    @delete(
+        "/",
+        guards=[session_or_token("chat")],
+        tags=["chat"],
+        summary="Delete one of your conversations",
+        raises=[SignInRequired, InsufficientScope, NotFoundException],
+        status_code=HTTP_204_NO_CONTENT,
+    )
+    async def delete_conversation(
+        self, request: Request[Any, Any, Any], services: AppServices, ref: FromPath[str]
+    ) -> None:
+        actor = actor_of(request)
+        conversation_id, markdown = _conversation_id(ref)
+        if markdown or not await _in_transaction(
+            services, lambda db: conversations.remove(db, actor.person_id, conversation_id)
+        ):
+            raise NotFoundException(detail="There is no such conversation.")
 
 
-@patch(
-    "/api/chat/conversations/{ref:str}",
-    guards=[session_or_token("chat")],
-    tags=["chat"],
-    summary="Rename one of your conversations",
-    raises=[SignInRequired, InsufficientScope, NotFoundException],
-)
-async def rename_conversation(
-    request: Request[Any, Any, Any],
-    services: AppServices,
-    ref: FromPath[str],
-    data: JSONBody[ConversationTitle],
-) -> dict[str, Any]:
-    actor = actor_of(request)
-    conversation_id, markdown = _conversation_id(ref)
-    title = " ".join(scrub(data.title).split())
-    if not title:
-        raise ClientException(detail="A title cannot be empty.")
-    if markdown or not await _in_transaction(
-        services, lambda db: conversations.rename(db, actor.person_id, conversation_id, title)
-    ):
-        raise NotFoundException(detail="There is no such conversation.")
-    return {"id": conversation_id, "title": conversations.title_for(title)}
-
-
-@delete(
-    "/api/chat/conversations/{ref:str}",
-    guards=[session_or_token("chat")],
-    tags=["chat"],
-    summary="Delete one of your conversations",
-    raises=[SignInRequired, InsufficientScope, NotFoundException],
-    status_code=HTTP_204_NO_CONTENT,
-)
-async def delete_conversation(
-    request: Request[Any, Any, Any], services: AppServices, ref: FromPath[str]
-) -> None:
-    actor = actor_of(request)
-    conversation_id, markdown = _conversation_id(ref)
-    if markdown or not await _in_transaction(
-        services, lambda db: conversations.remove(db, actor.person_id, conversation_id)
-    ):
-        raise NotFoundException(detail="There is no such conversation.")
-
-
-ROUTE_HANDLERS = [ask, list_conversations, conversation, rename_conversation, delete_conversation]
+ROUTE_HANDLERS: list[ControllerRouterHandler] = [ask, list_conversations, ConversationController]

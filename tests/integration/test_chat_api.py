@@ -358,3 +358,35 @@ def test_a_signed_in_session_asks_with_the_csrf_header(app: Served) -> None:
         assert answer.status_code == 200 and answer.json()["references"]
         listed = browser.get("/api/chat/conversations").json()
         assert [c["id"] for c in listed] == [answer.json()["conversation_id"]]
+
+
+def test_an_idle_stream_is_kept_alive_with_comment_pings(app: Served) -> None:
+    app.model.script(["Attention replaces recurrence [S1]."])
+    app.model.first_delay = 1.6  # under the 2 s first-token timeout, over the 1 s ping interval
+    try:
+        found = ask(app, app.token())
+    finally:
+        app.model.first_delay = 0.0
+    kinds = [k for k, _ in found]
+    assert "ping" in kinds[kinds.index("evidence") : kinds.index("token")]
+    assert only(found, "done")[0]["notice"] is None
+
+
+def test_a_follow_up_is_condensed_with_the_conversation_before_retrieval(app: Served) -> None:
+    token = app.token()
+    app.model.script(["Multi-head attention replaces recurrence [S1]."])
+    first = ask(app, token)
+    conversation_id = only(first, "done")[0]["conversation_id"]
+    app.model.script(
+        ["How many attention heads does the Transformer base model use?"],  # the condensed question
+        ["It uses 8 heads [S1]."],
+    )
+    follow_up = ask(app, token, "And how many heads?", conversation_id=conversation_id)
+    condense, answer = app.model.requests
+    assert "Follow-up question: And how many heads?" in user_prompt(condense.messages)
+    assert QUESTION in user_prompt(condense.messages)  # the conversation so far
+    assert "Question: How many attention heads does the Transformer base model use?" in user_prompt(
+        answer.messages
+    )
+    assert only(follow_up, "evidence")[0]["question"] == "And how many heads?"
+    assert only(follow_up, "citations")[0]["references"]

@@ -1,0 +1,124 @@
+"""``POST /api/chat`` against a real llama.cpp server (llama-cpp-python's OpenAI-compatible server
+with SmolLM2-135M, started by the ``llm_server`` fixture): tokens arrive as the model makes them,
+every citation in the stream resolves to a given passage, and a client that leaves mid-answer stops
+the server generating within a second.
+
+The server runs with ``--interrupt_requests False``, so requests queue behind the one generating:
+a one-token probe sent right after the client leaves is answered at once only if the abandoned
+generation stopped."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+
+import httpx
+import openai
+import pytest
+
+from app.main import create_app
+from tests.integration.browse_catalogue import served
+from tests.integration.chat_corpus import ChatCorpus, build, environment
+from tests.integration.llm_peers import llm_server  # noqa: F401  # the fixture
+from tests.integration.test_chat_api import QUESTION, Served, only
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> ChatCorpus:
+    return build(tmp_path_factory.mktemp("chat-llm-corpus"))
+
+
+@pytest.fixture(scope="module")
+def app(corpus: ChatCorpus, llm_server: str) -> Iterator[Served]:  # noqa: F811
+    env = {
+        **corpus.env,
+        "WOVEPAPER_LLM_BASE_URL": llm_server,
+        "WOVEPAPER_LLM_MAX_ANSWER_TOKENS": "300",
+        "WOVEPAPER_LLM_FIRST_TOKEN_TIMEOUT_SECONDS": "120",
+        "WOVEPAPER_CHAT_PASSAGES": "3",
+        "WOVEPAPER_LIMIT_API": "100000/60",
+    }
+    with environment(env) as settings:
+        for section in ("core", "database", "search", "embedding", "chroma", "worker", "chunks", "parser"):
+            getattr(settings, section)
+        for section in ("llm", "chat", "limits", "auth", "redis", "server", "pages", "local_llm"):
+            getattr(settings, section)
+    application = create_app(settings)
+    with served(settings, app=application) as base:
+        yield Served(base, None, settings, "")  # type: ignore[arg-type]  # no scripted model here
+
+
+def probe_seconds(base_url: str) -> float:
+    """Seconds until the server streams the first token of a tiny request."""
+    client = openai.OpenAI(base_url=base_url, api_key="none", timeout=120, max_retries=0)
+    started = time.monotonic()
+    stream = client.chat.completions.create(
+        model="x", messages=[{"role": "user", "content": "Say hi."}], max_tokens=1, stream=True
+    )
+    try:
+        for _chunk in stream:
+            return time.monotonic() - started
+    finally:
+        stream.close()
+    return time.monotonic() - started
+
+
+def test_tokens_stream_incrementally_with_only_given_citations(app: Served) -> None:
+    token = app.token()
+    arrivals: list[float] = []
+    found: list[tuple[str, object]] = []
+    started = time.monotonic()
+    with (
+        httpx.Client(base_url=app.base, timeout=300) as client,
+        client.stream(
+            "POST", "/api/chat", json={"question": QUESTION}, headers={"Authorization": f"Bearer {token}"}
+        ) as response,
+    ):
+        assert response.status_code == 200
+        kind = ""
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                found.append((kind, json.loads(line[5:])))
+                if kind == "token":
+                    arrivals.append(time.monotonic() - started)
+    kinds = [k for k, _ in found]
+    assert kinds[0] == "evidence" and kinds[-1] == "done", kinds
+    assert len(arrivals) >= 5, "the answer did not arrive as several tokens"
+    assert arrivals[-1] - arrivals[0] > 0.1, "the tokens arrived all at once"
+    given = {p["key"] for p in only(found, "evidence")[0]["passages"]}
+    citations = only(found, "citations")[0]
+    assert all(r["key"] in given for r in citations["references"])
+    text = "".join(d["text"] for d in only(found, "token"))
+    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", text)}
+    assert numbers <= {r["n"] for r in citations["references"]}
+
+
+def test_disconnecting_stops_the_server_generating_within_a_second(app: Served, llm_server: str) -> None:  # noqa: F811
+    idle = probe_seconds(llm_server)
+    token = app.token()
+    question = QUESTION + " Explain it in detail."
+    with (
+        httpx.Client(base_url=app.base, timeout=300) as client,
+        client.stream(
+            "POST", "/api/chat", json={"question": question}, headers={"Authorization": f"Bearer {token}"}
+        ) as response,
+    ):
+        assert response.status_code == 200
+        kind, tokens = "", 0
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and kind == "token":
+                tokens += 1
+                if tokens == 3:  # mid-answer: leave
+                    break
+            elif line.startswith("data:") and kind in ("citations", "done"):
+                pytest.fail("the model finished before the client could leave; ask for a longer answer")
+    waited = probe_seconds(llm_server)
+    assert waited - idle < 1.0, (
+        f"the server was still busy {waited:.2f} s after the client left (idle {idle:.2f} s)"
+    )
