@@ -14,11 +14,16 @@ module that imports ``mcp``).
   with canonical URLs) and the JSON API's document for the same thing (structured content), from
   the same queries; errors that would be a 4xx page are tool errors with the same sentence.
 - **Limits.** Tool calls count against ``WOVEPAPER_LIMIT_MCP`` per token, person or client address.
+- **``ask`` needs a token.** It runs the chat pipeline for a person: a call to it without a bearer
+  token with the ``chat`` scope is refused at the HTTP level by the SDK's ``RequireAuthMiddleware``
+  (401, or 403 for a token without the scope, with its ``WWW-Authenticate`` header), and an answer
+  counts against that person's chat limits like ``POST /api/chat``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -31,14 +36,17 @@ from litestar import Litestar, asgi
 from litestar.connection import ASGIConnection
 from litestar.exceptions import HTTPException
 from litestar.types import Receive, Scope, Send
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, TypeAdapter
 from sqlalchemy.orm import Session
+from starlette.authentication import AuthCredentials
 
-from app.auth.requester import AUTH_OPT
+from app.auth.requester import AUTH_OPT, Actor, requester
 from app.auth.wiring import client_of, enforce
 from app.controllers.api import (
     Institution,
@@ -49,6 +57,7 @@ from app.controllers.api import (
     paper_document,
     researcher_document,
 )
+from app.controllers.chat import ChatQuestion, admit_question, answer_markdown, chat_turn
 from app.controllers.institutions import institution_view
 from app.controllers.papers import paper_view
 from app.controllers.researchers import researcher_view
@@ -57,6 +66,8 @@ from app.rendering import Pages, View
 from app.services import Services
 from catalog import arxiv_ids
 from catalog.indexing import paper_status
+from catalog.queries import PaperDetail
+from chat.pipeline import Outcome
 from coordination.limits import LimitExceeded
 from retrieval.fulltext import Passage, outline, paper_passages
 from retrieval.search import SearchResults
@@ -86,7 +97,7 @@ INSTRUCTIONS = (
 )
 
 
-# -- structured content of the full-text tool ------------------------------------------------------
+# -- structured content (what the tools add to the JSON API's documents) --------------------------
 
 
 @dataclass
@@ -132,6 +143,18 @@ class PaperWithText:
     sections: list[SectionStart]
 
 
+@dataclass
+class AskAnswer:
+    conversation_id: int | None
+    message_id: int | None
+    answer: str  # markdown with [n] citations
+    references: list[dict[str, Any]]  # n, key, arxiv_id, title, pages, paper_url, pdf_url
+    passages: list[dict[str, Any]]  # the evidence the answer was written from
+    flags: list[dict[str, str]]  # quotes, numbers or sentences the checks could not support
+    unsupported: bool
+    notice: str | None
+
+
 # -- the tools ---------------------------------------------------------------------------------
 
 
@@ -153,6 +176,8 @@ class AgentServer:
             json_response=True,
             transport_security=transport_security(settings.public_url),
         )
+        # What a call to ``ask`` goes through: the SDK's check of the bearer token and its scope.
+        self.ask_gate = RequireAuthMiddleware(self.asgi, required_scopes=["chat"])
 
     @property
     def services(self) -> Services:
@@ -163,9 +188,6 @@ class AgentServer:
     def pages(self) -> Pages:
         pages: Pages = self.app.state.pages
         return pages
-
-    def tool_names(self) -> list[str]:
-        return [tool.name for tool in self.server._tool_manager.list_tools()]
 
     # Each tool: admitted by the limit, its blocking work in a worker thread, HTTP errors as tool
     # errors (the sentence a page would show).
@@ -181,9 +203,13 @@ class AgentServer:
         except HTTPException as exc:
             raise ToolError(str(exc.detail)) from exc
 
-    def _markdown(self, view: View | object) -> str:
+    @staticmethod
+    def _view(view: View | object) -> View:
         assert isinstance(view, View), "a tool asks for no address, so it gets no redirect"
-        return self.pages.render(view, "markdown").body.decode()
+        return view
+
+    def _markdown(self, view: View | object) -> str:
+        return self.pages.markdown_text(self._view(view))
 
     def _register(self) -> None:
         server = self.server
@@ -237,10 +263,14 @@ class AgentServer:
             section starts on (read them with read_paper_pages)."""
 
             def work(db: Session) -> tuple[str, PaperWithText]:
-                view = paper_view(db, self.pages.site, arxiv_id, None)
-                detail = find_paper(db, arxiv_id)
+                view = self._view(paper_view(db, self.pages.site, arxiv_id, None))
+                detail: PaperDetail = view.context["paper"]
                 status = self._full_text_status(db, detail.arxiv_id)
-                sections = outline(paper_passages(self.services.store, detail.arxiv_id))
+                # Only an indexed PDF has body chunks: the store is not asked about the others.
+                passages = (
+                    paper_passages(self.services.store, detail.arxiv_id) if status.status == "done" else []
+                )
+                sections = outline(passages)
                 found = PaperWithText(
                     paper_document(self.pages.site, detail),
                     status,
@@ -329,6 +359,57 @@ class AgentServer:
             markdown, found = await self._call(work)
             return _result(markdown, Institution, found)
 
+        @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+        async def ask(
+            question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question.")],
+            papers: Annotated[
+                list[str] | None,
+                Field(
+                    max_length=50, description="arXiv ids the question is about; empty: the whole archive."
+                ),
+            ] = None,
+            conversation_id: Annotated[
+                int | None, Field(ge=1, description="Continue this conversation of yours.")
+            ] = None,
+        ) -> Annotated[CallToolResult, AskAnswer]:
+            """Ask the papers a question: an answer written from retrieved passages, each citation
+            checked by code, with references (paper, pages, canonical URL). Needs a bearer API token
+            with the chat scope and counts against that person's chat limits."""
+            connection = _CONNECTION.get()
+            actor = requester(connection)
+            if actor is None or not actor.can("chat"):  # the HTTP gate refused these already
+                raise ToolError("ask needs a bearer API token with the chat scope.")
+            services = self.services
+            try:
+                turn = await anyio.to_thread.run_sync(
+                    chat_turn, services, actor, ChatQuestion(question, conversation_id, papers)
+                )
+                finish = await admit_question(connection, actor)
+            except HTTPException as exc:
+                raise ToolError(str(exc.detail)) from exc
+            except LimitExceeded as exc:
+                raise ToolError(
+                    f"Over your chat limit ({exc.what}); try again in {exc.retry_after_header} s."
+                ) from exc
+            outcome = Outcome()
+            try:
+                async for _event in services.chat.answer(turn, outcome):
+                    pass
+            finally:
+                await finish(outcome.tokens)
+            url = self.pages.site.url  # the chat API's paper URLs are site paths; here they are absolute
+            answer = AskAnswer(
+                conversation_id=outcome.conversation_id,
+                message_id=outcome.message_id,
+                answer=outcome.answer or outcome.notice or "",
+                references=[{**r, "paper_url": url(r["paper_url"])} for r in outcome.references],
+                passages=[{**p.to_json(), "paper_url": url(p.paper_url)} for p in outcome.passages],
+                flags=outcome.flags,
+                unsupported=outcome.unsupported,
+                notice=outcome.notice,
+            )
+            return _result(answer_markdown(outcome, url), AskAnswer, answer)
+
         @server.resource(
             "paper://{arxiv_id}",
             name="paper",
@@ -371,9 +452,14 @@ class AgentServer:
         return FullTextStatus(s.status, s.pages, s.chunks, s.reason)
 
 
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
 def _result(markdown: str, shape: type[Any], value: Any) -> CallToolResult:
     """The markdown for the model and the same data as JSON for programs."""
-    structured = TypeAdapter(shape).dump_python(value, mode="json")
+    # Building an adapter costs milliseconds: one per shape, kept.
+    adapter = _ADAPTERS.get(shape) or _ADAPTERS.setdefault(shape, TypeAdapter(shape))
+    structured = adapter.dump_python(value, mode="json")
     return CallToolResult(content=[TextContent(type="text", text=markdown)], structured_content=structured)
 
 
@@ -491,15 +577,73 @@ def transport_security(public_url: str) -> TransportSecuritySettings:
 
 @asgi(PATH, opt={AUTH_OPT: "bearer"}, include_in_schema=False, copy_scope=True)
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-    """``/mcp``: the SDK's app, with the request recorded for the tools and its cookies dropped."""
+    """``/mcp``: the SDK's app, with the request recorded for the tools and its cookies dropped; a
+    call to ``ask`` through the SDK's token check."""
     agents: AgentServer = scope["app"].state.mcp
+    forwarded: dict[str, Any] = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"cookie"]}
+    target: Any = agents.asgi
+    if scope.get("method") == "POST":
+        body, receive = await _read_body(receive)
+        if _calls_tool(body, "ask"):
+            target = agents.ask_gate
+            forwarded.update(_sdk_identity(requester(ASGIConnection(scope))))
     token = _CONNECTION.set(ASGIConnection(scope))
-    forwarded: Any = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"cookie"]}
     try:
         # Litestar's and Starlette's ASGI types differ in name only.
-        await agents.asgi(forwarded, cast(Any, receive), cast(Any, send))
+        await target(forwarded, cast(Any, receive), cast(Any, send))
     finally:
         _CONNECTION.reset(token)
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
+    """The request body (up to the SDK's limit; the SDK refuses a longer one itself) and a
+    ``receive`` that hands the SDK the same messages again."""
+    messages: list[dict[str, Any]] = []
+    chunks: list[bytes] = []
+    size = 0
+    while size <= DEFAULT_MAX_REQUEST_BODY_SIZE:
+        message: dict[str, Any] = dict(await receive())
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    pending = list(messages)
+
+    async def replay() -> Any:
+        return pending.pop(0) if pending else await receive()
+
+    return body, cast(Receive, replay)
+
+
+def _calls_tool(body: bytes, name: str) -> bool:
+    """Whether a JSON-RPC message (or batch) calls the tool ``name``."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False  # the SDK answers the parse error
+    messages = message if isinstance(message, list) else [message]
+    return any(
+        isinstance(m, dict)
+        and m.get("method") == "tools/call"
+        and isinstance(m.get("params"), dict)
+        and m["params"].get("name") == name
+        for m in messages
+    )
+
+
+def _sdk_identity(actor: Actor | None) -> dict[str, Any]:
+    """The requester as the SDK's auth middleware reads it (``user`` and ``auth``); nothing for an
+    anonymous request, which the middleware then refuses."""
+    if actor is None:
+        return {}
+    scopes = sorted(actor.scopes)
+    # The token itself was checked by app.auth.requester; the SDK only reads who and what scopes.
+    access = AccessToken(token="", client_id=actor.limit_key, scopes=scopes)
+    return {"user": AuthenticatedUser(access), "auth": AuthCredentials(scopes)}
 
 
 @asynccontextmanager

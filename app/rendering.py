@@ -386,10 +386,8 @@ class Pages:
             )
         return Rendered(redirect.status, body.encode(), media_type, (("location", header_url(target)),))
 
-    def render(self, view: View, fmt: Format, personal: dict[str, Any] | None = None) -> Rendered:
-        """``personal``: the requester's ``viewer`` and ``csrf_token`` (see
-        :func:`app.auth.wiring.page_context`); such a page is marked ``private, no-store``."""
-        context = {
+    def _context(self, view: View, personal: dict[str, Any] | None) -> dict[str, Any]:
+        return {
             **ANONYMOUS,
             **(personal or {}),
             **view.context,
@@ -398,13 +396,22 @@ class Pages:
             "markdown_url": markdown_path(view.path),
             "json_ld": graph(self.site, [("wovepaper", "/"), *view.crumbs], view.json_ld),
         }
+
+    def markdown_text(self, view: View, personal: dict[str, Any] | None = None) -> str:
+        """The page as markdown (what :meth:`render` answers, without the token count; MCP tools)."""
+        text = self.markdown.get_template(f"{view.template}.md").render(self._context(view, personal))
+        return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"  # templates may leave extra blank lines
+
+    def render(self, view: View, fmt: Format, personal: dict[str, Any] | None = None) -> Rendered:
+        """``personal``: the requester's ``viewer`` and ``csrf_token`` (see
+        :func:`app.auth.wiring.page_context`); such a page is marked ``private, no-store``."""
         if fmt == "markdown":
-            text = self.markdown.get_template(f"{view.template}.md").render(context)
-            text = _BLANK_RUNS.sub("\n\n", text).strip() + "\n"  # templates may leave extra blank lines
+            text = self.markdown_text(view, personal)
             headers: tuple[tuple[str, str], ...] = ()
             if (tokens := count_tokens(text)) is not None:
                 headers = (("x-markdown-tokens", str(tokens)),)
             return Rendered(view.status, text.encode(), MARKDOWN_MEDIA_TYPE, headers + _privacy(personal))
+        context = self._context(view, personal)
         text = self.html.get_template(f"{view.template}.html").render(context)
         link = f'<{header_url(context["markdown_url"])}>; rel="alternate"; type="text/markdown"'
         return Rendered(view.status, text.encode(), HTML_MEDIA_TYPE, (("link", link), *_privacy(personal)))

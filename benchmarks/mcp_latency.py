@@ -98,6 +98,8 @@ def main() -> None:
         "WOVEPAPER_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "WOVEPAPER_LIMIT_API": "1000000/60",
         "WOVEPAPER_LIMIT_MCP": "1000000/60",
+        # No chat model: nothing else runs in the server while it is measured.
+        "WOVEPAPER_LOCAL_LLM_ENABLED": "false",
     }
     server = serve_app(env, port)
     try:

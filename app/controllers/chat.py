@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from litestar import Controller, HttpMethod, Request, Response, delete, get, patch, post, route
+from litestar.connection import ASGIConnection
 from litestar.exceptions import ClientException, HTTPException, NotFoundException
 from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
@@ -38,7 +39,7 @@ from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session
 from app.auth.requester import Actor
 from app.auth.wiring import auth_state
 from app.negotiation import accept_qualities
-from app.services import AppServices
+from app.services import AppServices, Services
 from catalog import arxiv_ids
 from catalog.db import transaction
 from catalog.text import scrub
@@ -85,7 +86,8 @@ def _scope(papers: list[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(scope))
 
 
-def _turn(services: AppServices, actor: Actor, data: ChatQuestion) -> Turn:
+def chat_turn(services: Services, actor: Actor, data: ChatQuestion) -> Turn:
+    """The turn ``data`` asks for, checked (413, 400, 404); shared with the MCP ``ask`` tool."""
     conf = services.settings.chat
     question = " ".join(scrub(data.question).split())
     if not question:
@@ -105,7 +107,9 @@ def _turn(services: AppServices, actor: Actor, data: ChatQuestion) -> Turn:
     return Turn(actor.person_id, question, papers, data.conversation_id, tuple(history))
 
 
-async def _admit(request: Request[Any, Any, Any], actor: Actor) -> Callable[[int], Awaitable[None]]:
+async def admit_question(
+    request: ASGIConnection[Any, Any, Any, Any], actor: Actor
+) -> Callable[[int], Awaitable[None]]:
     """Apply the chat limits; returns what to call when the answer is over (with its tokens).
     Redis being away fails open, like the API limit: the chat must not go down with it."""
     state = auth_state(request)
@@ -196,7 +200,8 @@ async def _stream(
             await finish()
 
 
-def _markdown(outcome: Outcome) -> str:
+def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
+    """The answer and its references as markdown; ``url`` makes a site path absolute (MCP)."""
     lines = [outcome.answer or outcome.notice or ""]
     if outcome.notice and outcome.answer and outcome.notice != outcome.answer:
         lines += ["", f"*{outcome.notice}*"]
@@ -205,11 +210,15 @@ def _markdown(outcome: Outcome) -> str:
         for ref in outcome.references:
             pages = ", ".join(str(p) for p in ref["pages"])
             where = f", p. {pages}" if pages else ""
-            lines.append(f"{ref['n']}. [{ref['title']}]({ref['paper_url']}){where} — [PDF]({ref['pdf_url']})")
+            lines.append(
+                f"{ref['n']}. [{ref['title']}]({url(ref['paper_url'])}){where} — [PDF]({ref['pdf_url']})"
+            )
     elif outcome.passages:
         lines += ["", "## Passages", ""]
         for p in outcome.passages:
-            lines.append(f"- [{p.title}]({p.paper_url}) p. {', '.join(map(str, p.pages))}: {p.text[:300]}")
+            lines.append(
+                f"- [{p.title}]({url(p.paper_url)}) p. {', '.join(map(str, p.pages))}: {p.text[:300]}"
+            )
     if outcome.unsupported and outcome.answer and not outcome.references:
         lines += ["", "*Unsupported: this answer cites none of the papers.*"]
     return "\n".join(lines) + "\n"
@@ -233,8 +242,8 @@ async def ask(
     request: Request[Any, Any, Any], services: AppServices, data: JSONBody[ChatQuestion]
 ) -> Response[Any]:
     actor = actor_of(request)
-    turn = await anyio.to_thread.run_sync(_turn, services, actor, data)
-    finish = await _admit(request, actor)
+    turn = await anyio.to_thread.run_sync(chat_turn, services, actor, data)
+    finish = await admit_question(request, actor)
     outcome = Outcome()
     wanted = _format(request)
     if wanted == "sse":
@@ -250,7 +259,7 @@ async def ask(
     finally:
         await finish(outcome.tokens)
     if wanted == "markdown":
-        return Response(_markdown(outcome), media_type="text/markdown; charset=utf-8")
+        return Response(answer_markdown(outcome), media_type="text/markdown; charset=utf-8")
     return Response(
         {
             "conversation_id": outcome.conversation_id,

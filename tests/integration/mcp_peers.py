@@ -4,12 +4,15 @@ real PDF (Adam, arXiv:1412.6980) indexed by the real worker, so ``read_paper_pag
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.db import make_engine
+from accounts import queries as accounts
+from app.main import create_app
+from catalog.db import make_engine, transaction
 from indexing.contract import PdfJob
 from indexing.queue import EmbeddedQueue
 from indexing.wiring import make_embedder, open_store
@@ -26,10 +29,31 @@ class McpSite:
     base: str  # http://127.0.0.1:<port>, also the public URL
     settings: Settings
     facts: Facts
+    signin_link: str | None = None  # the one-time local sign-in link (a browser session)
 
     @property
     def endpoint(self) -> str:
         return f"{self.base}/mcp"
+
+    def token(self, scopes: set[str] | None = None) -> str:
+        """A new person with an API token (each caller its own, so limits do not interfere)."""
+        engine = make_engine(self.settings.database_url)
+        try:
+            with transaction(engine) as db:
+                person = accounts.sign_in(
+                    db,
+                    provider="local",
+                    issuer="test",
+                    subject=f"agent-{time.monotonic_ns()}",
+                    name="An agent",
+                    email=None,
+                )
+                secret, _ = accounts.create_token(
+                    db, person.person_id, name="mcp tests", scopes=scopes or {"chat"}, expires_at=None
+                )
+        finally:
+            engine.dispose()
+        return secret
 
 
 def free_port() -> int:
@@ -75,8 +99,11 @@ def mcp_catalogue(work: Path, env: dict[str, str] | None = None) -> Iterator[tup
 
 @contextmanager
 def mcp_site(work: Path, env: dict[str, str] | None = None) -> Iterator[McpSite]:
-    with mcp_catalogue(work, env) as (settings, facts, port), served(settings, port) as base:
-        yield McpSite(base, settings, facts)
+    with mcp_catalogue(work, env) as (settings, facts, port):
+        app = create_app(settings)
+        with served(settings, port, app) as base:
+            link = app.state.auth.local_link_url
+            yield McpSite(base, settings, facts, link)
 
 
 def with_env(settings: Settings, env: dict[str, str]) -> Settings:
@@ -87,5 +114,6 @@ def with_env(settings: Settings, env: dict[str, str]) -> Settings:
         "WOVEPAPER_WORKER_EMBEDDED": "false",
         "WOVEPAPER_CHROMA_HOST": settings.chroma.chroma_host,
         "WOVEPAPER_CHROMA_PORT": str(settings.chroma.chroma_port),
+        "WOVEPAPER_LLM_BASE_URL": settings.llm.llm_base_url,
     }
     return settings_for(settings.database_url, {**current, **env})

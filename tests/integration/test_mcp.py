@@ -19,24 +19,47 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from settings import PROJECT_ROOT
 from tests.integration.browse_catalogue import served
 from tests.integration.mcp_peers import INDEXED, McpSite, free_port, mcp_site, with_env
+from tests.integration.scripted_llm import ScriptedLLM
 
-TOOLS = {"search_papers", "get_paper", "read_paper_pages", "get_researcher", "get_institution"}
+TOOLS = {"search_papers", "get_paper", "read_paper_pages", "get_researcher", "get_institution", "ask"}
+CHAT_LIMIT = 3  # questions per person per hour in these tests
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpSite]:
-    with mcp_site(tmp_path_factory.mktemp("mcp"), {"WOVEPAPER_LIMIT_MCP": "1000/60"}) as s:
+def model() -> Iterator[ScriptedLLM]:
+    scripted = ScriptedLLM().start()
+    try:
+        yield scripted
+    finally:
+        scripted.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, model: ScriptedLLM) -> Iterator[McpSite]:
+    env = {
+        "WOVEPAPER_LIMIT_MCP": "1000/60",
+        "WOVEPAPER_LLM_BASE_URL": model.base_url,
+        "WOVEPAPER_LIMIT_CHAT_REQUESTS": f"{CHAT_LIMIT}/3600",
+    }
+    with mcp_site(tmp_path_factory.mktemp("mcp"), env) as s:
         yield s
 
 
-def call(site: McpSite, name: str, arguments: dict[str, Any]) -> CallToolResult:
+def call(site: McpSite, name: str, arguments: dict[str, Any], token: str | None = None) -> CallToolResult:
+    """One tool call by the SDK's client (with ``Authorization: Bearer <token>`` when given)."""
+
     async def go() -> CallToolResult:
-        async with Client(site.endpoint) as client:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(site.endpoint, http_client=http)) as client,
+        ):
             return await client.call_tool(name, arguments)
 
     return anyio.run(go)
@@ -59,7 +82,9 @@ def test_the_client_lists_the_tools_with_their_schemas(site: McpSite) -> None:
     for tool in tools.tools:
         assert tool.description, tool.name
         assert tool.output_schema, tool.name
-        assert tool.annotations is not None and tool.annotations.read_only_hint, tool.name
+        assert tool.annotations is not None, tool.name
+        # Every tool only reads, except ask (it keeps the conversation).
+        assert tool.annotations.read_only_hint == (tool.name != "ask"), tool.name
     search = next(t for t in tools.tools if t.name == "search_papers")
     assert search.input_schema["required"] == ["query"]
 
@@ -239,6 +264,7 @@ def test_two_processes_answer_one_clients_calls_alternately(site: McpSite) -> No
         "WOVEPAPER_PUBLIC_URL": public,
         "WOVEPAPER_CHROMA_HOST": site.settings.chroma.chroma_host,
         "WOVEPAPER_CHROMA_PORT": str(site.settings.chroma.chroma_port),
+        "WOVEPAPER_LOCAL_LLM_ENABLED": "false",
     }
     processes = [_process(env, port) for port in ports]
     seen: list[int] = []
@@ -258,8 +284,6 @@ def test_two_processes_answer_one_clients_calls_alternately(site: McpSite) -> No
             _wait(f"http://127.0.0.1:{port}/healthz", processes)
 
         async def go() -> list[CallToolResult]:
-            from mcp.client.streamable_http import streamable_http_client
-
             async with (
                 httpx2.AsyncClient(transport=Alternate(), timeout=30) as http,
                 Client(streamable_http_client(f"{public}/mcp", http_client=http)) as client,
@@ -323,9 +347,10 @@ def test_the_developers_page_lists_every_tool_and_its_examples_run(site: McpSite
 
     assert {r["name"] for r in rows} == anyio.run(tools) == TOOLS
     for row in rows:
-        result = call(site, row["name"], json.loads(row["example"]))
+        token = site.token() if row["name"] == "ask" else None
+        result = call(site, row["name"], json.loads(row["example"]), token)
         assert not result.is_error, (row["name"], text_of(result))
-        assert result.structured_content and text_of(result).startswith("# "), row["name"]
+        assert result.structured_content, row["name"]
         assert site.base in text_of(result), "canonical URLs are absolute"
 
 
@@ -359,3 +384,80 @@ def test_the_developers_page_curl_example_runs(site: McpSite) -> None:
     answer = json.loads(ran.stdout)
     assert answer["result"]["structuredContent"]["paper"]["arxiv_id"] == INDEXED
     assert answer["result"]["content"][0]["text"].startswith("# Adam")
+
+
+# -- ask: the chat pipeline, for token holders ---------------------------------------------------
+
+ASK = {"question": "How does Adam correct the bias of its moment estimates?", "papers": [INDEXED]}
+ASK_CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask", "arguments": ASK}}
+
+
+def test_ask_without_a_token_is_401_with_the_sdks_header(site: McpSite) -> None:
+    answer = _post(site.base, ASK_CALL)
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    assert answer.json()["error"] == "invalid_token"
+    # The other tools stay open to anonymous callers.
+    assert _post(site.base, TOOLS_LIST).status_code == 200
+
+
+def test_ask_with_a_token_without_the_chat_scope_is_403(site: McpSite) -> None:
+    answer = _post(site.base, ASK_CALL, authorization=f"Bearer {site.token({'read'})}")
+    assert answer.status_code == 403
+    assert 'error="insufficient_scope"' in answer.headers["www-authenticate"]
+
+
+def test_a_session_cookie_is_not_a_token_on_mcp(site: McpSite) -> None:
+    assert site.signin_link is not None
+    with httpx.Client(timeout=30) as browser:
+        signed_in = browser.get(site.signin_link, follow_redirects=True)
+        assert signed_in.status_code == 200 and browser.cookies, "the local link signs in"
+        assert browser.get(f"{site.base}/api/account").status_code == 200, "the session works elsewhere"
+        answer = browser.post(
+            f"{site.base}/mcp", json=ASK_CALL, headers={"accept": "application/json, text/event-stream"}
+        )
+        assert answer.status_code == 401
+        assert "set-cookie" not in answer.headers
+
+
+def test_ask_answers_with_checked_references(site: McpSite, model: ScriptedLLM) -> None:
+    model.script(["Adam divides each moment estimate by one minus the decay rate to the power t [S1]."])
+    result = call(site, "ask", ASK, site.token())
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None and data["message_id"] and data["conversation_id"]
+    assert data["answer"].endswith("[1].") and not data["unsupported"]
+    ref = data["references"][0]
+    assert ref["n"] == 1 and ref["arxiv_id"] == INDEXED and ref["pages"]
+    assert all(p["arxiv_id"] == INDEXED for p in data["passages"])
+    markdown = text_of(result)
+    assert "## References" in markdown and ref["paper_url"] in markdown
+    assert len(model.requests) == 1, "one model call"
+
+
+def test_ask_counts_against_that_persons_chat_limit(site: McpSite, model: ScriptedLLM) -> None:
+    token = site.token()
+    model.script(*[["Bias correction [S1]."]] * CHAT_LIMIT)
+    for _ in range(CHAT_LIMIT):
+        assert not call(site, "ask", ASK, token).is_error
+    refused = call(site, "ask", ASK, token)
+    assert refused.is_error and "chat limit" in text_of(refused) and "try again in" in text_of(refused)
+    assert not call(site, "ask", ASK, site.token()).is_error, "another person has their own limit"
+
+
+def test_ask_with_a_bad_question_is_a_tool_error(site: McpSite) -> None:
+    result = call(site, "ask", {"question": "x" * 5000}, site.token())
+    assert result.is_error and "limit" in text_of(result)
+    result = call(site, "ask", {"question": "adam", "papers": ["not an id"]}, site.token())
+    assert result.is_error and "arXiv id" in text_of(result)
+
+
+def test_every_address_the_developers_page_links_answers(site: McpSite) -> None:
+    """The page's example URLs (``<…>`` links) answer over HTTP; ``/mcp`` is the MCP endpoint,
+    which the tests above call with the SDK's client."""
+    urls = set(re.findall(r"<(http[^>]+)>", _developers(site)))
+    assert f"{site.base}/papers/1706.03762.md" in urls and site.endpoint in urls
+    with httpx.Client(timeout=30, follow_redirects=True) as client:
+        for url in sorted(urls - {site.endpoint}):
+            assert url.startswith(site.base + "/"), url
+            assert client.get(url).status_code == 200, url
