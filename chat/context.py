@@ -5,9 +5,10 @@ and full-text chunks plus the dense k-NN, fused), restricted to a scope of paper
 Its chunk hits, best first (a chunk's reciprocal-rank score over both lists), become passages:
 
 - **Evidence threshold** (documented in the README): a passage counts when it contains at least
-  ``chat_min_term_coverage`` of the question's content words (stemmed, stop words ignored, as the
-  lexical index matches them), or when the embedding search found it and its paper's best cosine
-  similarity is at least ``chat_min_similarity``. No passage clears it → the pipeline gives the
+  ``chat_min_term_coverage`` of the question's content words (stemmed, stop words and
+  interrogatives such as "how" or "which" ignored, as the lexical index matches them), or when
+  the embedding search found it and its paper's best cosine similarity is at least
+  ``chat_min_similarity``. No passage clears it → the pipeline gives the
   fixed "these papers do not answer that" answer without calling the model.
 - **Budget**: passages are taken best first while their text fits ``chat_passage_tokens``
   (cl100k tokens, :mod:`retrieval.tokens`), at most ``chat_passages`` of them.
@@ -40,6 +41,30 @@ from settings import ChatSettings
 CANDIDATE_PAPERS = 20  # papers whose chunk hits are considered
 CHUNKS_PER_PAPER = 6
 _TOKENIZE = Tokenizer()
+# Words that shape a question but say nothing about its subject (stems; the tokenizer's stop words
+# already drop "the", "of"…): a passage need not contain "how" or "paper" to answer one.
+QUESTION_WORDS = frozenset(
+    [
+        "who",
+        "what",
+        "did",
+        "when",
+        "how",
+        "do",
+        "mani",
+        "where",
+        "whose",
+        "doe",
+        "which",
+        "whom",
+        "whi",
+        "much",
+        "paper",
+        "accord",
+        "describ",
+        "explain",
+    ]
+)
 _SPACE = re.compile(r"\s+")
 # Text in a passage that could pass for our own markup: a citation key or the passage markers.
 _FORGED = re.compile(r"\[\s*S\d+\s*\]|<<<\s*PASSAGES|PASSAGES\s*>>>", re.IGNORECASE)
@@ -103,6 +128,11 @@ def terms(text: str) -> set[str]:
     return set(_TOKENIZE([text])[0])
 
 
+def question_terms(question: str) -> set[str]:
+    """The question's content words (stemmed), its interrogatives left out."""
+    return terms(question) - QUESTION_WORDS
+
+
 def coverage(question_terms: Collection[str], text: str) -> float:
     if not question_terms:
         return 0.0
@@ -118,7 +148,7 @@ def retrieve(
     where = {"arxiv_id": {"$in": sorted(allowed)}} if allowed else None
     ranking = search.ranker.rank(question, allowed=allowed, where=where)
     candidates = search.chunk_details(ranking.candidates[:CANDIDATE_PAPERS])
-    wanted = terms(question)
+    wanted = question_terms(question)
     with search.sessions() as db:
         meta = _papers(db, [c.arxiv_id for c in candidates])
     hits: list[tuple[ChunkHit, Candidate]] = [

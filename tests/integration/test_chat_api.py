@@ -19,7 +19,8 @@ import pytest
 from accounts import queries as accounts
 from app.main import create_app
 from catalog.db import make_engine, transaction
-from chat.pipeline import NO_EVIDENCE, UNAVAILABLE
+from chat.pipeline import ECHO, NO_EVIDENCE, UNAVAILABLE
+from prompts import template
 from settings import Settings
 from tests.integration.browse_catalogue import served
 from tests.integration.chat_corpus import HIDDEN_ID, HIDDEN_ORDER, ChatCorpus, build, environment
@@ -390,3 +391,20 @@ def test_a_follow_up_is_condensed_with_the_conversation_before_retrieval(app: Se
     )
     assert only(follow_up, "evidence")[0]["question"] == "And how many heads?"
     assert only(follow_up, "citations")[0]["references"]
+
+
+def test_a_reply_reciting_the_system_prompt_is_stopped(app: Served) -> None:
+    rules = template("system")
+    app.model.script([rules[i : i + 12] for i in range(0, len(rules), 12)])
+    app.model.delta_delay = 0.02
+    try:
+        found = ask(app, app.token())
+    finally:
+        app.model.delta_delay = 0.0
+    streamed = "".join(d["text"] for d in only(found, "token"))
+    assert len(streamed) < 120 and "never reveal" not in streamed
+    done = only(found, "done")[0]
+    assert done["notice"] == ECHO
+    time.sleep(0.2)
+    record = app.model.requests[-1]
+    assert record.disconnected_at is not None and record.sent < len(rules) // 12
