@@ -1,0 +1,144 @@
+"""The embedded LLM runtime against the real llama.cpp server (llama-cpp-python, SmolLM2-135M, both
+installed by ``make test``): it starts, streams an OpenAI-compatible answer token by token, lets two
+requests finish side by side, comes back after being killed, and stops with the app."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import openai
+import pytest
+import pytest_asyncio
+from openai.types.chat import ChatCompletionMessageParam
+
+from chat.runtime import LocalLLM, RuntimeStatus
+from settings import LocalLLMSettings
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+PROMPT: list[ChatCompletionMessageParam] = [
+    {"role": "user", "content": "Count from one to twenty in words, separated by commas."}
+]
+
+
+async def wait_for(runtime: LocalLLM, state: str, seconds: float = 120) -> list[RuntimeStatus]:
+    """Every distinct status seen until ``state`` (fails with the last one after ``seconds``)."""
+    seen = [runtime.status()]
+    deadline = time.monotonic() + seconds
+    while seen[-1].state != state:
+        assert time.monotonic() < deadline, f"still {seen[-1]} after {seconds} s, waiting for {state}"
+        await asyncio.sleep(0.05)
+        if runtime.status() != seen[-1]:
+            seen.append(runtime.status())
+    return seen
+
+
+def states(seen: list[RuntimeStatus]) -> list[str]:
+    """The states in the order they came, repeats (a new detail, more progress) folded."""
+    return [s.state for i, s in enumerate(seen) if i == 0 or seen[i - 1].state != s.state]
+
+
+class Started:
+    def __init__(self, runtime: LocalLLM, seen: list[RuntimeStatus]) -> None:
+        self.runtime = runtime
+        self.seen = seen
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def started(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Started]:
+    settings = LocalLLMSettings(local_llm_model="smollm2-135m", local_llm_context_tokens=2048)
+    runtime = LocalLLM(settings, tmp_path_factory.mktemp("llm"))
+    await runtime.start()
+    try:
+        seen = await wait_for(runtime, "ready")
+        yield Started(runtime, seen)
+    finally:
+        await runtime.stop()
+
+
+def client(runtime: LocalLLM) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=runtime.base_url, api_key="none", timeout=120, max_retries=0)
+
+
+async def stream(runtime: LocalLLM, max_tokens: int = 48) -> tuple[list[tuple[float, str]], str | None]:
+    """The text deltas with their arrival times, and the finish reason."""
+    deltas: list[tuple[float, str]] = []
+    finish = None
+    async with client(runtime) as llm:
+        answer = await llm.chat.completions.create(
+            model="local",
+            messages=PROMPT,
+            max_tokens=max_tokens,
+            temperature=0,
+            stream=True,
+        )
+        async for chunk in answer:
+            choice = chunk.choices[0]
+            if choice.delta.content:
+                deltas.append((time.monotonic(), choice.delta.content))
+            finish = choice.finish_reason or finish
+    return deltas, finish
+
+
+async def test_it_starts_from_the_installed_server_and_model(started: Started) -> None:
+    assert states(started.seen) == ["starting", "ready"], started.seen  # nothing to install: make test did
+    ready = started.runtime.status()
+    assert "SmolLM2" in ready.detail and ready.progress is None
+    assert "SmolLM2" in await asyncio.to_thread(started.runtime.probe)
+
+
+async def test_an_answer_streams_token_by_token(started: Started) -> None:
+    deltas, finish = await stream(started.runtime)
+    assert finish in ("stop", "length")
+    assert len(deltas) >= 5, deltas
+    # Incremental: the deltas arrive over time, not in one burst at the end.
+    assert deltas[-1][0] - deltas[0][0] > 0.05, deltas
+    assert "".join(text for _, text in deltas).strip()
+
+
+async def test_two_requests_at_once_both_finish(started: Started) -> None:
+    """The server runs with ``--interrupt_requests False``: by default the second request would cut
+    the first off (its stream ending without a finish reason)."""
+    (first, first_finish), (second, second_finish) = await asyncio.gather(
+        stream(started.runtime, 24), stream(started.runtime, 24)
+    )
+    assert first_finish in ("stop", "length") and second_finish in ("stop", "length")
+    assert first and second
+    # Deterministic (temperature 0): neither was cut short.
+    assert "".join(t for _, t in first) == "".join(t for _, t in second)
+
+
+async def test_it_comes_back_after_the_server_is_killed(started: Started) -> None:
+    runtime = started.runtime
+    pid = runtime.server_pid
+    assert pid is not None
+    restarts = runtime.restarts
+    os.kill(pid, signal.SIGKILL)
+    seen = await wait_for(runtime, "down", 10)
+    assert "exited with code -9" in seen[-1].detail
+    seen = await wait_for(runtime, "ready", 120)
+    assert states(seen) == ["down", "starting", "ready"], seen
+    assert runtime.server_pid not in (None, pid) and runtime.restarts == restarts + 1
+    deltas, finish = await stream(runtime, 8)
+    assert deltas and finish in ("stop", "length")
+
+
+async def test_stop_ends_the_server(tmp_path: Path) -> None:
+    settings = LocalLLMSettings(local_llm_model="smollm2-135m", local_llm_context_tokens=512)
+    runtime = LocalLLM(settings, tmp_path)
+    await runtime.start()
+    await wait_for(runtime, "ready")
+    pid = runtime.server_pid
+    assert pid is not None
+    await runtime.stop()
+    assert runtime.server_pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert runtime.status().state == "down"
+    with pytest.raises(RuntimeError, match="stopped"):
+        runtime.probe()
