@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import fcntl
 import http.client
 import logging
 import os
@@ -31,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 from chat.local_models import MODELS, LocalModel, assemble, installed_file
 from settings import LocalLLMSettings
@@ -220,6 +221,7 @@ class LocalLLM:
         self._status = RuntimeStatus("starting", "waiting to start")
         self._task: asyncio.Task[None] | None = None
         self._server: asyncio.subprocess.Process | None = None
+        self._lock: TextIO | None = None  # held by the process that runs the server
         self._last_logged = 0.0
         self.restarts = 0
 
@@ -236,15 +238,29 @@ class LocalLLM:
     def probe(self) -> str:
         """Readiness (run in a thread): what is serving, or raises saying why not."""
         status = self._status
-        if status.state == "ready" and self.server_pid is not None and server_answers(self.port):
+        if status.state == "ready" and server_answers(self.port):
             return f"{self.model.title} on {_HOST}:{self.port}"
         raise RuntimeError(f"{status.state}: {status.detail}")
 
     async def start(self) -> None:
-        if self._task is None:
-            _console_logging()
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._task = asyncio.create_task(self._run(), name="local-llm")
+        if self._task is not None:
+            return
+        _console_logging()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # One server per machine and directory: of several web workers (WOVEPAPER_WORKERS) the first
+        # to take the lock installs and runs it, and writes its port there; the others use that port.
+        self._lock = (self.directory / "runtime.lock").open("a+")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            await self._read_owner_port(wait=2.0)
+            self._task = asyncio.create_task(self._follow(), name="local-llm-follower")
+            return
+        self._lock.seek(0)
+        self._lock.truncate()
+        self._lock.write(str(self.port))
+        self._lock.flush()
+        self._task = asyncio.create_task(self._run(), name="local-llm")
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -253,7 +269,34 @@ class LocalLLM:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await _terminate(self._server)
+        if self._lock is not None:
+            self._lock.close()  # releases the lock
+            self._lock = None
         self._set("down", "stopped", console=False)
+
+    async def _read_owner_port(self, wait: float = 0.0) -> None:
+        assert self._lock is not None
+        deadline = time.monotonic() + wait
+        while True:
+            self._lock.seek(0)
+            written = self._lock.read().strip()
+            if written.isdigit() or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.05)  # the owner writes its port right after taking the lock
+        if written.isdigit() and int(written) != self.port:
+            self.port = int(written)
+            self.base_url = f"http://{_HOST}:{self.port}/v1"
+
+    async def _follow(self) -> None:
+        """Another app process runs the server: report whether it answers (on the port it wrote,
+        re-read each time: a restarted owner may have chosen another)."""
+        while True:
+            await self._read_owner_port()
+            if await asyncio.to_thread(server_answers, self.port):
+                self._set("ready", f"{self.model.title} on {_HOST}:{self.port} (run by another app process)")
+            else:
+                self._set("starting", "another app process installs or starts the model", console=False)
+            await asyncio.sleep(2.0)
 
     # -- the background work ---------------------------------------------------------------------------
 

@@ -113,6 +113,21 @@ async def test_two_requests_at_once_both_finish(started: Started) -> None:
     assert "".join(t for _, t in first) == "".join(t for _, t in second)
 
 
+async def test_a_second_app_process_uses_the_first_ones_server(started: Started) -> None:
+    """Several web workers share one server: the second runtime on the same directory follows."""
+    second = LocalLLM(started.runtime.settings, started.runtime.directory)
+    assert second.port != started.runtime.port  # a free port of its own, until it reads the owner's
+    await second.start()
+    try:
+        assert second.base_url == started.runtime.base_url
+        seen = await wait_for(second, "ready", 10)
+        assert "another app process" in seen[-1].detail and second.server_pid is None
+        assert "SmolLM2" in await asyncio.to_thread(second.probe)
+    finally:
+        await second.stop()
+    assert started.runtime.server_pid is not None  # the follower leaving stops nothing
+
+
 async def test_it_comes_back_after_the_server_is_killed(started: Started) -> None:
     runtime = started.runtime
     pid = runtime.server_pid
