@@ -129,7 +129,14 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)
 
 
-async def _spawn(*command: str, env: dict[str, str] | None = None, output: int | None = None):  # type: ignore[no-untyped-def]
+def _die_with_parent_at_low_priority() -> None:
+    _die_with_parent()
+    os.nice(10)  # the compile yields the cores to page requests and indexing
+
+
+async def _spawn(
+    *command: str, env: dict[str, str] | None = None, output: int | None = None, background: bool = False
+) -> asyncio.subprocess.Process:
     # A session of its own: a Ctrl-C at the terminal is the app's to handle (it stops the child), and
     # the whole process group (pip's compilers too) can be signalled.
     return await asyncio.create_subprocess_exec(
@@ -139,7 +146,7 @@ async def _spawn(*command: str, env: dict[str, str] | None = None, output: int |
         stderr=asyncio.subprocess.STDOUT,
         env=env,
         start_new_session=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=_die_with_parent_at_low_priority if background else _die_with_parent,
     )
 
 
@@ -178,9 +185,8 @@ async def ensure_server(python: str, log_file: Path, on_progress: Callable[[floa
             on_progress(done / total, f"compiling llama.cpp: step {done} of {total}")
 
     env = {**os.environ, "CMAKE_ARGS": BUILD_CMAKE_ARGS}
-    pip = await _spawn(
-        python, "-m", "pip", "install", "-v", "--progress-bar", "off", SERVER_REQUIREMENT, env=env
-    )
+    command = (python, "-m", "pip", "install", "-v", "--progress-bar", "off", SERVER_REQUIREMENT)
+    pip = await _spawn(*command, env=env, background=True)
     try:
         code = await follow_output(pip, log_file, on_line)
     finally:

@@ -184,3 +184,45 @@ async def test_the_shared_test_server_answers(llm_server: str) -> None:  # noqa:
     async with openai.AsyncOpenAI(base_url=llm_server, api_key="none", max_retries=0) as llm:
         answer = await llm.chat.completions.create(model="any", messages=PROMPT, max_tokens=8, temperature=0)
     assert answer.choices[0].message.content and answer.choices[0].finish_reason in ("stop", "length")
+
+
+def fake_python(folder: Path, *, build_exit: int) -> str:
+    """An interpreter stand-in for the build step: llama_cpp is not importable, and `pip install`
+    prints compile steps as pip -v shows ninja's, then exits with ``build_exit``."""
+    script = folder / "python"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "-c" ]; then exit 1; fi\n'
+        'echo "Collecting $*"\n'
+        'echo "CMAKE_ARGS=$CMAKE_ARGS"\n'
+        'for i in 1 2 3 4; do echo "  [$i/4] /usr/bin/g++ -c part$i.cpp"; done\n'
+        f"exit {build_exit}\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_a_missing_server_is_built_portable_with_progress(tmp_path: Path) -> None:
+    from chat.runtime import ensure_server
+
+    progress: list[float] = []
+    built = await ensure_server(
+        fake_python(tmp_path, build_exit=0), tmp_path / "install.log", lambda p, _: progress.append(p)
+    )
+    assert built and progress == [0.0, 0.25, 0.5, 0.75, 1.0]
+    log = (tmp_path / "install.log").read_text()
+    assert "llama-cpp-python[server]==0.3.36" in log
+    assert "CMAKE_ARGS=-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" in log  # portable: no -march=native
+
+
+async def test_a_failed_build_is_reported_down_and_the_runtime_keeps_trying(tmp_path: Path) -> None:
+    runtime = LocalLLM(
+        LocalLLMSettings(local_llm_model="smollm2-135m"), tmp_path, python=fake_python(tmp_path, build_exit=1)
+    )
+    await runtime.start()
+    try:
+        seen = await wait_for(runtime, "down", 30)
+    finally:
+        await runtime.stop()
+    assert states(seen) == ["starting", "installing", "down"], seen
+    assert "exited with 1" in seen[-1].detail and "trying again" in seen[-1].detail
