@@ -147,6 +147,7 @@ async def _spawn(
         env=env,
         start_new_session=True,
         preexec_fn=_die_with_parent_at_low_priority if background else _die_with_parent,
+        limit=1 << 20,  # a compiler or linker command line can be longer than asyncio's 64 KiB lines
     )
 
 
