@@ -330,10 +330,10 @@ class LocalLLM:
         while True:
             started = time.monotonic()
             ended = await self._serve_once(model_file)
-            # A server that ran a while and died is restarted at once; one that keeps dying on start
-            # is retried less and less often (1 s, 2 s, 4 s ... 60 s).
+            # A server that ran a while and died is restarted after a second; one that keeps dying
+            # on start less and less often (2 s, 4 s, 8 s ... 60 s).
             quick_failures = quick_failures + 1 if time.monotonic() - started < 60 else 0
-            delay = min(60, 2 ** max(0, quick_failures - 1)) if quick_failures else 0
+            delay = min(60, 2**quick_failures)
             self.restarts += 1
             self._set("down", f"{ended}; restarting in {delay} s")
             await asyncio.sleep(delay)

@@ -195,7 +195,8 @@ def fake_python(folder: Path, *, build_exit: int) -> str:
         'if [ "$1" = "-c" ]; then exit 1; fi\n'
         'echo "Collecting $*"\n'
         'echo "CMAKE_ARGS=$CMAKE_ARGS"\n'
-        'for i in 1 2 3 4; do echo "  [$i/4] /usr/bin/g++ -c part$i.cpp"; done\n'
+        # Steps a poll every 50 ms sees (the installing state lasts ~2 s).
+        'for i in 1 2 3 4; do echo "  [$i/4] /usr/bin/g++ -c part$i.cpp"; sleep 0.5; done\n'
         f"exit {build_exit}\n"
     )
     script.chmod(0o755)
