@@ -52,3 +52,13 @@ def test_every_model_pins_each_wheel_and_numbers_its_parts_in_order() -> None:
             assert len(part.wheel_sha256) == 64 and len(model.sha256) == 64
             if len(model.parts) > 1:
                 assert part.name.endswith(f"part{n}") and part.member.endswith(f"part{n:02d}.bin")
+
+
+def test_the_setting_offers_exactly_the_known_models() -> None:
+    from typing import get_args
+
+    from settings import LocalLLMSettings
+
+    offered = get_args(LocalLLMSettings.model_fields["local_llm_model"].annotation)
+    assert set(offered) == set(MODELS)
+    assert LocalLLMSettings.model_fields["local_llm_model"].default in MODELS
