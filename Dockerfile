@@ -21,5 +21,8 @@ RUN useradd --system --uid 10001 --create-home --home-dir /home/wovepaper wovepa
     && mkdir -p /data /chroma && chown 10001:10001 /data /chroma
 USER 10001:10001
 ENV WOVEPAPER_DATA_DIR=/data WOVEPAPER_HOST=0.0.0.0 ANONYMIZED_TELEMETRY=False
+# No compiler in this image to build the embedded llama.cpp server: set WOVEPAPER_LLM_BASE_URL to an
+# OpenAI-compatible server (vLLM, Ollama, llama.cpp) for the chat's answers.
+ENV WOVEPAPER_LOCAL_LLM_ENABLED=false
 EXPOSE 8000
 CMD ["python", "-m", "app", "serve"]
