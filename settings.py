@@ -213,9 +213,9 @@ class EmbeddingSettings(_Section):
         0, ge=0, description="onnxruntime threads for the bundled model (0: one per core)."
     )
     embedding_quantized: bool = Field(
-        True,
+        False,
         description="Embed with the per-channel int8 MiniLM that `make install` builds from the fp32 weights "
-        "(integer matrix products, ~1.5x faster); false: the bundled int8 model as shipped.",
+        "(integer matrix products, ~1.5x less CPU); false: the bundled int8 model as shipped.",
     )
 
 

@@ -6,7 +6,7 @@ needs the *page*, so fusion happens per chunk here:
 1. **Chunk lists.** BM25 over full-text chunks, BM25 over paper records (title, abstract, authors;
    it stands for the paper's title + abstract chunk), and the dense k-NN over all chunks. Each
    list is z-normalised over its own hits (the scale the ranker's fusion uses).
-2. **Chunk score** = ``(1 - w) * z_lexical + w * z_dense`` with the ranker's dense weight ``w``; a
+2. **Chunk score** = ``(1 - w) * z_lexical + w * z_dense`` (``PassageConfig.dense_weight``); a
    chunk missing from a list takes that list's lowest z (it ranked below everything it returned).
 3. **Page score** = the best chunk score on the page + ``page_bonus`` for each further chunk hit on
    it, at most ``max_bonus_hits`` of them: a page several retrieved chunks land on is likelier the
@@ -34,9 +34,13 @@ ABSTRACT = "abstract"
 
 @dataclass(frozen=True, slots=True)
 class PassageConfig:
+    """Measured on the development questions (``evals/questions``, README): per chunk the dense
+    side deserves less weight than per paper (body chunks embed worse than abstracts)."""
+
+    dense_weight: float = 0.3  # the lexical side gets 1 - dense_weight
     page_bonus: float = 0.1  # per further chunk hit on the page (in z units of the fused score)
     max_bonus_hits: int = 2
-    paper_weight: float = 0.0  # how much the paper's score lifts its pages
+    paper_weight: float = 0.3  # how much the paper's score lifts its pages
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +125,7 @@ def rank_passages(
             dense_ranks.setdefault(key, near.rank)
             arxiv_of[key] = near.arxiv_id
         dense = normalise(dense, "zscore")
-    weight = rank_config.dense_weight if mode == "hybrid" else 1.0
+    weight = config.dense_weight
     fused: dict[str, float] = {}
     lexical_floor = min(lexical.values(), default=0.0)
     dense_floor = min(dense.values(), default=0.0)
