@@ -114,6 +114,7 @@ def qa_command(path: Path, mode: str, verbose: bool, build: bool, distractors: i
         )
         try:
             report = qa.run_built(questions, index, mode=chosen, config=config)
+            passages = qa.run_passages(questions, index, mode=chosen, config=config)
         finally:
             index.close()
         extra |= {
@@ -121,6 +122,7 @@ def qa_command(path: Path, mode: str, verbose: bool, build: bool, distractors: i
             "chunks": len(index.corpus.chunks),
             "embedded_now": index.texts_embedded,
             "embed_seconds": round(index.embed_seconds, 1),
+            "passages": passages.to_json(),  # pages ranked by retrieval.passages.rank_passages
         }
     else:
         try:
