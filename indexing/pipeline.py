@@ -289,7 +289,7 @@ class Pipeline:
         if not chunks:
             raise PermanentFailure("the PDF has no text to index")
         self._check_stop()
-        vectors = self.embed([c.text for c in chunks])
+        vectors = self.embed([c.indexed_text for c in chunks])
         self._check_stop()
         removed = self.store.replace_paper(paper.arxiv_id, chunks, vectors, paper.fields())
         self.lexical.upsert_paper(paper.arxiv_id, chunks)
@@ -363,7 +363,7 @@ class Pipeline:
             return 0
         heads = [(paper, version, self.chunks_for(paper, version, None)) for paper, version in pending]
         todo = [(paper, version, chunks[0]) for paper, version, chunks in heads if chunks]
-        vectors = self.embed([chunk.text for _, _, chunk in todo])
+        vectors = self.embed([chunk.indexed_text for _, _, chunk in todo])
         self._check_stop()
         if todo:
             self.store.replace_abstracts(

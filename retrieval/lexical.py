@@ -74,6 +74,7 @@ CREATE TABLE IF NOT EXISTS documents (
     page_end INTEGER,
     section TEXT,
     source_hash TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (corpus, doc_id)
 );
 CREATE INDEX IF NOT EXISTS documents_paper ON documents (corpus, arxiv_id);
@@ -235,6 +236,9 @@ class LexicalIndex:
             root.mkdir(parents=True, exist_ok=True)
             with self._db() as db:
                 db.executescript(_SCHEMA)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(documents)")}
+                if "context" not in columns:  # a store from before chunks had a context
+                    db.execute("ALTER TABLE documents ADD COLUMN context TEXT NOT NULL DEFAULT ''")
                 stored = self._get_state(db, "tokenizer")
                 if stored is None:
                     self._set_state(db, "tokenizer", TOKENIZER)
@@ -287,10 +291,11 @@ class LexicalIndex:
         db: sqlite3.Connection,
         corpus: Corpus,
         arxiv_id: str,
-        rows: Sequence[tuple[str, str, int | None, int | None, str | None]],
+        rows: Sequence[tuple[str, str, int | None, int | None, str | None, str]],
     ) -> bool:
-        """Make ``rows`` (doc_id, text, page_start, page_end, section) the paper's only documents in
-        ``corpus``. Returns whether anything changed; unchanged documents are not re-tokenised."""
+        """Make ``rows`` (doc_id, text, page_start, page_end, section, context) the paper's only
+        documents in ``corpus``; the tokens are those of the context and the text. Returns whether
+        anything changed; unchanged documents are not re-tokenised."""
         existing: dict[str, str] = dict(
             db.execute(
                 "SELECT doc_id, source_hash FROM documents WHERE corpus = ? AND arxiv_id = ?",
@@ -303,13 +308,13 @@ class LexicalIndex:
         if not stale and not fresh:
             return False
         db.executemany("DELETE FROM documents WHERE corpus = ? AND doc_id = ?", [(corpus, d) for d in stale])
-        tokens = self.tokenize([row[1] for row in fresh])
+        tokens = self.tokenize([_indexed(row[1], row[5]) for row in fresh])
         db.executemany(
             "INSERT OR REPLACE INTO documents (corpus, doc_id, arxiv_id, text, tokens, page_start, page_end,"
-            " section, source_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " section, source_hash, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (corpus, doc_id, arxiv_id, text, " ".join(toks), start, end, section, wanted[doc_id])
-                for (doc_id, text, start, end, section), toks in zip(fresh, tokens, strict=True)
+                (corpus, doc_id, arxiv_id, text, " ".join(toks), start, end, section, wanted[doc_id], context)
+                for (doc_id, text, start, end, section, context), toks in zip(fresh, tokens, strict=True)
             ],
         )
         return True
@@ -322,7 +327,7 @@ class LexicalIndex:
         ``papers`` corpus), and ``paper``, when given, replaces its ``papers`` document.
         Returns whether anything changed; the index is rebuilt within ``refresh_seconds``."""
         body = [
-            (c.id, c.text, c.page_start, c.page_end, c.section)
+            (c.id, c.text, c.page_start, c.page_end, c.section, c.context)
             for c in chunks
             if c.kind == "body" and c.arxiv_id == arxiv_id
         ]
@@ -335,7 +340,7 @@ class LexicalIndex:
             if paper is not None:
                 if paper.arxiv_id != arxiv_id:
                     raise ValueError(f"upsert_paper({arxiv_id!r}) was given the text of {paper.arxiv_id}")
-                if self._replace(db, "papers", arxiv_id, [(arxiv_id, paper.text, None, None, None)]):
+                if self._replace(db, "papers", arxiv_id, [(arxiv_id, paper.text, None, None, None, "")]):
                     changed.add("papers")
             for corpus in changed:
                 self._bump(db, corpus)
@@ -353,7 +358,7 @@ class LexicalIndex:
             nonlocal changed
             with self._write() as db:
                 n = sum(
-                    self._replace(db, "papers", p.arxiv_id, [(p.arxiv_id, p.text, None, None, None)])
+                    self._replace(db, "papers", p.arxiv_id, [(p.arxiv_id, p.text, None, None, None, "")])
                     for p in batch
                 )
                 if n:
@@ -445,10 +450,10 @@ class LexicalIndex:
     def _retokenize(self) -> None:
         log.warning("lexical tokenizer changed: re-tokenising the stored documents")
         with self._write() as db:
-            rows = db.execute("SELECT corpus, doc_id, text FROM documents").fetchall()
+            rows = db.execute("SELECT corpus, doc_id, text, context FROM documents").fetchall()
             for start in range(0, len(rows), 2000):
                 part = rows[start : start + 2000]
-                tokens = self.tokenize([r[2] for r in part])
+                tokens = self.tokenize([_indexed(r[2], r[3]) for r in part])
                 db.executemany(
                     "UPDATE documents SET tokens = ? WHERE corpus = ? AND doc_id = ?",
                     [(" ".join(t), r[0], r[1]) for r, t in zip(part, tokens, strict=True)],
@@ -672,8 +677,15 @@ def _top(scores: np.ndarray, k: int, generation: _Generation) -> list[LexicalHit
     ]
 
 
+def _indexed(text: str, context: str) -> str:
+    """What is tokenised: the context (e.g. title and section of a chunk) and the text."""
+    return f"{context}\n{text}" if context else text
+
+
 def _hash(row: Sequence[object]) -> str:
-    return hashlib.sha1(json.dumps(list(row)).encode(), usedforsecurity=False).hexdigest()
+    # Without a context, the hash of the five fields stores held before chunks had one (no re-tokenising).
+    fields = list(row) if row[5:] and row[5] else list(row[:5])
+    return hashlib.sha1(json.dumps(fields).encode(), usedforsecurity=False).hexdigest()
 
 
 class CatalogueSync:

@@ -150,7 +150,7 @@ class Ranker:
             if self.dense is None:
                 notes.append("the vector index is not available; results may be incomplete")
             else:
-                hits = self._dense(query, dense_k or config.dense_k, where, vector, allowed, notes)
+                hits = self.dense_hits(query, dense_k or config.dense_k, where, vector, allowed, notes)
         dense_scores = _best_per_paper(hits)
         fused = self._fuse(lexical_scores, dense_scores, mode)
         if mode == "hybrid" and config.feedback_docs and hits and self.dense is not None:
@@ -164,7 +164,7 @@ class Ranker:
                 notes.append(f"pseudo-relevance feedback was skipped ({exc})")
                 moved = None
             if moved is not None:
-                hits = self._dense(query, dense_k or config.dense_k, where, moved, allowed, notes)
+                hits = self.dense_hits(query, dense_k or config.dense_k, where, moved, allowed, notes)
                 dense_scores = _best_per_paper(hits)
                 fused = self._fuse(lexical_scores, dense_scores, mode)
         dense_count = len(hits)
@@ -194,7 +194,7 @@ class Ranker:
         ]
         return Ranking(candidates, lexical_count, dense_count, notes)
 
-    def _dense(
+    def dense_hits(
         self,
         query: str,
         k: int,
@@ -203,6 +203,8 @@ class Ranker:
         allowed: Collection[str] | None,
         notes: list[str],
     ) -> list[DenseHit]:
+        """The k-NN's chunk hits within ``allowed``; a failing store or embedder is a note, not an
+        error (lexical results still answer the query)."""
         assert self.dense is not None
         try:
             hits = self.dense.search(query, k=k, where=where, vector=vector)

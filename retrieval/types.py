@@ -23,10 +23,18 @@ class Chunk:
     section: str | None = None
     parser: str = "metadata"
     parser_version: str = ""
+    # What the chunk is about, said once: prepended to ``text`` for embedding and BM25 (never shown,
+    # never stored as the chunk's text), e.g. the paper's title and the section heading.
+    context: str = ""
 
     @property
     def id(self) -> str:
         return chunk_id(self.arxiv_id, self.version, self.n)
+
+    @property
+    def indexed_text(self) -> str:
+        """The text the embedder and the lexical index see."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
 
 
 def chunk_id(arxiv_id: str, version: int | None, n: int) -> str:

@@ -339,11 +339,54 @@ def test_qa_retrieval_eval_scores_papers_and_pages(searcher: Searcher, tmp_path:
     report = qa.run(
         qa.load(path), settings=searcher.settings, mode="hybrid", config=searcher.service.ranker.config
     )
-    assert report.to_json() == {"questions": 3, "paper_hit@1": 1.0, "paper_hit@5": 1.0, "page_hit@5": 0.3333}
+    assert report.to_json() == {
+        "questions": 3,
+        "paper_hit@1": 1.0,
+        "paper_hit@5": 1.0,
+        "page_hit@1": 0.3333,
+        "page_hit@3": 0.3333,
+        "page_hit@5": 0.3333,
+        "page_MRR": 0.3333,
+    }
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "", "arxiv_id": "1412.6980"}\n')
     with pytest.raises(qa.QaFileError, match="empty"):
         qa.load(bad)
+
+
+def test_chunks_are_indexed_with_their_context_but_keep_their_page_text(
+    searcher: Searcher, tmp_path: Path
+) -> None:
+    """A body chunk is embedded and BM25-indexed with the paper's title and its section heading
+    (``chunk_context``); Chroma and the lexical index both store the page text alone, the same."""
+    ingest_full_text(searcher, tmp_path, 99, PLATYPUS)
+    store, lexical = searcher.store, searcher.service.ranker.lexical
+    assert lexical is not None
+    ids = store.ids(where={"$and": [{"arxiv_id": ADAM}, {"kind": "body"}]})
+    stored = {c.id: c.text for c in store.get(ids)}
+    assert stored and {k: v.text for k, v in lexical.chunks(ids).items()} == stored
+    assert not any("stochastic" in text.lower() for text in stored.values())
+    # The title ("Adam: A Method for Stochastic Optimization") is only in the chunks' context.
+    found = lexical.search("chunks", "stochastic optimization method", k=5)
+    assert found and {h.arxiv_id for h in found} == {ADAM}
+
+
+def test_passages_rank_the_page_that_answers_with_its_text(searcher: Searcher, tmp_path: Path) -> None:
+    """``rank_passages``: chunk-level fusion aggregated to pages and papers, each passage with its
+    pages and text (what chat packs)."""
+    from retrieval.passages import rank_passages
+
+    ingest_full_text(searcher, tmp_path, 99, PLATYPUS)
+    ranking = rank_passages(searcher.service.ranker, "platypus momentum trick for the update denominator")
+    top = ranking.pages[0]
+    assert (top.arxiv_id, top.page) == (ADAM, 2)
+    assert top.passages[0].text is not None and "platypus" in top.passages[0].text
+    assert ADAM in [arxiv_id for arxiv_id, _ in ranking.papers[:5]]  # search's Ranker ranks papers
+    assert ranking.passages == sorted(ranking.passages, key=lambda p: -p.score)
+    assert all(p.pages or p.chunk_id.endswith("#abstract") for p in ranking.passages)
+    lexical_only = rank_passages(searcher.service.ranker, "platypus momentum", mode="bm25")
+    assert all(p.dense_rank is None for p in lexical_only.passages)
+    assert (lexical_only.pages[0].arxiv_id, lexical_only.pages[0].page) == (ADAM, 2)
 
 
 def test_shown_chunks_get_text_and_pages_from_either_index(searcher: Searcher) -> None:

@@ -3,9 +3,11 @@ picked up, replacing a paper's chunks leaves none behind."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,36 @@ def test_a_new_version_replaces_every_old_chunk(index: LexicalIndex) -> None:
         "1412.6980", body("1412.6980", 9, ["convergence proof of the regret bound"])
     )
     assert index.generation("chunks") == generation
+
+
+def test_a_chunks_context_is_searched_but_not_stored_as_its_text(index: LexicalIndex) -> None:
+    """The title and section heading (``Chunk.context``) are tokenised with the text; the stored
+    text stays the page text; a changed context re-indexes; a re-tokenising rebuild keeps it."""
+    chunk = Chunk("1412.6980", 9, 1, "the update rule", "body", 2, 2, "Algorithm", context="Adam\nAlgorithm")
+    assert index.upsert_paper("1412.6980", [chunk])
+    assert [h.doc_id for h in index.search("chunks", "adam algorithm", k=5)] == [chunk.id]
+    assert index.chunks([chunk.id])[chunk.id].text == "the update rule"
+    assert not index.upsert_paper("1412.6980", [chunk])  # unchanged: nothing to do
+    assert index.upsert_paper("1412.6980", [replace(chunk, context="Adam\nConvergence")])
+    assert index.search("chunks", "convergence", k=5)[0].doc_id == chunk.id
+    index._retokenize()  # what a tokenizer change does
+    index.flush()
+    assert index.search("chunks", "convergence", k=5)[0].doc_id == chunk.id
+
+
+def test_a_store_from_before_contexts_is_upgraded_in_place(tmp_path: Path) -> None:
+    root = tmp_path / "old"
+    root.mkdir()
+    db = sqlite3.connect(root / "documents.sqlite3")
+    db.executescript(
+        "CREATE TABLE documents (corpus TEXT NOT NULL, doc_id TEXT NOT NULL, arxiv_id TEXT NOT NULL,"
+        " text TEXT NOT NULL, tokens TEXT NOT NULL, page_start INTEGER, page_end INTEGER, section TEXT,"
+        " source_hash TEXT NOT NULL, PRIMARY KEY (corpus, doc_id));"
+    )
+    db.close()
+    index = LexicalIndex(root, refresh_seconds=0, poll_seconds=0)
+    index.upsert_papers(PAPERS)
+    assert index.search("papers", "residual learning", k=1)[0].arxiv_id == "1512.03385"
 
 
 def test_chunks_of_another_paper_are_refused(index: LexicalIndex) -> None:
