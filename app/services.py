@@ -91,7 +91,7 @@ class Services:
             services.llm = make_llm(settings.llm, settings.llm.llm_base_url)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
-        if not settings.llm.llm_base_url and settings.local_llm.local_llm_enabled:
+        if not settings.llm.llm_base_url and settings.local_llm_enabled:
             services.local_llm = LocalLLM(settings.local_llm, settings.local_llm_dir)
         return services
 
@@ -112,15 +112,17 @@ class Services:
         return self.local_llm.base_url if self.local_llm is not None else None
 
     def llm_status(self) -> tuple[RuntimeStatus, str | None]:
-        """The chat model's state and name."""
+        """The chat model's state and name (a configured server: whether it accepts a connection,
+        which may take up to a second)."""
         if self.settings.llm.llm_base_url:
-            host = urlsplit(self.settings.llm.llm_base_url).netloc
-            detail = f"an OpenAI-compatible server at {host} (WOVEPAPER_LLM_BASE_URL)"
-            return RuntimeStatus("ready", detail), None
+            try:
+                return RuntimeStatus("ready", self._llm_ready()), None
+            except RuntimeError as exc:
+                return RuntimeStatus("down", str(exc)), None
         if self.local_llm is None:
             detail = (
-                "no language model: WOVEPAPER_LLM_BASE_URL is empty and WOVEPAPER_LOCAL_LLM_ENABLED is off; "
-                "the chat answers with the evidence passages"
+                "no language model: WOVEPAPER_LLM_BASE_URL is empty and the embedded one is off "
+                "(WOVEPAPER_LOCAL_LLM_ENABLED); the chat answers with the evidence passages"
             )
             return RuntimeStatus("disabled", detail), None
         return self.local_llm.status(), self.local_llm.model.key
@@ -146,9 +148,9 @@ class Services:
         if self.settings.llm.llm_base_url:  # a connection, not a request: no tokens spent, no queueing
             parts = urlsplit(self.settings.llm.llm_base_url)
             port = parts.port or (443 if parts.scheme == "https" else 80)
-            if not port_answers_at(parts.hostname or "", port, timeout=2.0):
-                raise RuntimeError(f"{parts.netloc} does not accept connections")
-            return f"{parts.netloc} accepts connections"
+            if not port_answers_at(parts.hostname or "", port, timeout=1.0):
+                raise RuntimeError(f"the configured server {parts.netloc} does not accept connections")
+            return f"the configured server {parts.netloc} accepts connections"
         if self.local_llm is None:
             raise RuntimeError(self.llm_status()[0].detail)
         return self.local_llm.probe()

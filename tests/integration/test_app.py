@@ -71,7 +71,7 @@ def test_readyz_reports_each_dependency(client: TestClient) -> None:
     body = response.json()
     assert body["status"] == "ready"
     checks = {c["name"]: c for c in body["checks"]}
-    assert list(checks) == ["catalogue", "vector index", "redis"]
+    assert list(checks) == ["catalogue", "vector index", "redis", "llm"]
     assert checks["catalogue"]["ok"] and checks["catalogue"]["detail"] == "29 papers"
     assert checks["vector index"]["ok"] and checks["vector index"]["required"]
     assert checks["redis"] == {
@@ -81,3 +81,6 @@ def test_readyz_reports_each_dependency(client: TestClient) -> None:
         "detail": "not configured (queue, caches and limits are in-process)",
         "took_ms": checks["redis"]["took_ms"],
     }
+    # No LLM in this test (the embedded one is off in `test`): reported, and optional.
+    assert not checks["llm"]["ok"] and not checks["llm"]["required"]
+    assert "the embedded one is off" in checks["llm"]["detail"]

