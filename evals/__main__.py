@@ -71,6 +71,39 @@ def retrieval_command(root: Path, split: str, mode: str, cache: Path | None) -> 
     click.echo(json.dumps(out, indent=2))
 
 
+@cli.command("similarity-floor")
+@click.option(
+    "--beir",
+    "root",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A dataset folder in BEIR layout; its document vectors are cached as `retrieval` caches them.",
+)
+@click.option("--split", default="train", show_default=True, help="qrels/<split>.tsv: the real queries.")
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where built indexes are cached (default: <data_dir>/evals).",
+)
+def floor_command(root: Path, split: str, cache: Path | None) -> None:
+    """Cosine similarities of nonsense, unrelated and real queries to a corpus, per candidate floor."""
+    from evals import floor
+    from retrieval.embedder import make_embedder
+
+    settings = get_settings()
+    try:
+        dataset = beir.load(root, split)
+    except beir.DatasetError as exc:
+        raise click.ClickException(str(exc)) from exc
+    embedder = make_embedder(settings)
+    cache_root = cache or settings.core.data_dir / "evals"
+    index = beir.BeirIndex(dataset, cache_root, embedder, bm25_params(settings))
+    ids, vectors = index.document_vectors()
+    report = floor.calibrate(embedder, vectors, ids, index.query_vectors(), dataset.qrels)
+    click.echo(json.dumps({"dataset": dataset.name, "split": split} | report, indent=2))
+
+
 @cli.command("qa-retrieval")
 @click.option(
     "--file",

@@ -196,6 +196,12 @@ class BeirIndex:
                 report(min(start + 1000, len(ids)), len(ids))
         self.build_seconds = time.perf_counter() - started
 
+    def document_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every document's id and vector (cached; embedded on the first call)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        ids = list(self.dataset.corpus)
+        return ids, self._vectors(ids)
+
     def _vectors(self, ids: list[str]) -> np.ndarray:
         path = self.root / "vectors.npy"
         ids_path = self.root / "vector_ids.json"
