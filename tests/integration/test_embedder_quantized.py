@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from indexing.wiring import index_name
 from retrieval import embedder as embedder_module
-from retrieval.embedder import MINILM_NAME, EmbedderError, MiniLMEmbedder, quantized_model_path
+from retrieval.embedder import MINILM_NAME, EmbedderError, MiniLMEmbedder, make_embedder, quantized_model_path
+from settings import Settings
 
 TEXTS = [
     "Adam: a method for stochastic optimization with adaptive moment estimates.",
@@ -30,6 +32,17 @@ def test_the_built_model_embeds_like_the_bundled_one() -> None:
     assert (a * b).sum(axis=1).min() > 0.98  # per-channel int8 stays close (per-tensor: ~0.93)
     # The nearest neighbours agree: each text is closest to itself across the two models.
     assert ((a @ b.T).argmax(axis=1) == np.arange(3)).all()
+
+
+def test_it_is_the_default_and_its_index_is_not_the_bundled_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WOVEPAPER_EMBEDDING_QUANTIZED", raising=False)
+    settings = Settings()
+    default = make_embedder(settings)
+    assert isinstance(default, MiniLMEmbedder) and default.quantized
+    monkeypatch.setenv("WOVEPAPER_EMBEDDING_QUANTIZED", "false")
+    bundled = make_embedder(Settings())
+    # Vectors of two models never share a Chroma collection: the index name carries the model hash.
+    assert index_name(settings, default) != index_name(settings, bundled)
 
 
 def test_a_model_that_does_not_match_its_hash_is_refused(
