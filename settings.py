@@ -543,18 +543,20 @@ class ChatSettings(_Section):
     )
     chat_passages: int = Field(8, ge=1, le=40, description="Most passages shown and given to the model.")
     chat_min_term_coverage: float = Field(
-        0.6,
+        0.55,
         ge=0,
         le=1,
-        description="Evidence threshold: share of the question's content words (stemmed) a passage "
-        "must contain to count as evidence, unless its similarity clears `chat_min_similarity`.",
+        description="Evidence threshold: share of the question's content words (stemmed, each "
+        "weighted by its IDF over the full-text chunks) a chunk must contain to count as evidence, "
+        "unless its own similarity clears `chat_min_similarity`.",
     )
     chat_min_similarity: float = Field(
         0.5,
         ge=-1,
         le=1,
-        description="Evidence threshold: cosine similarity of a passage found by the embedding search "
-        "that makes it evidence whatever its words. Nothing clears either: the fixed answer, no LLM call.",
+        description="Evidence threshold: cosine similarity of a chunk (its own, found by the embedding "
+        "search) that makes it evidence whatever its words. Nothing clears either: the fixed answer, "
+        "no LLM call.",
     )
     chat_max_question_chars: int = Field(
         2000, ge=10, description="Longest question accepted; longer gets a 413."

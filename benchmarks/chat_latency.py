@@ -13,8 +13,8 @@ arrive; then send the model, directly, the exact messages the pipeline builds fo
 (the same retrieval code, in this process) and note its own first token. Printed (JSON): p50/p99 of
 evidence, first token through the app, the model's first token, the added overhead (paired
 differences), and tokens/s of the streamed answers. A llama.cpp server reuses the KV cache of a
-repeated prompt, so the direct call goes first (the app's call then benefits, which understates the
-overhead, never overstates it).
+repeated prompt prefix, so the direct call's system message starts with a nonce: neither call finds
+the other's prompt cached.
 """
 
 from __future__ import annotations
@@ -112,7 +112,10 @@ async def model_first_token(chat: Chat, settings: Settings, question: str, base_
     llm = make_llm(settings.llm, base_url)
     started = time.perf_counter()
     try:
-        async for _delta in llm.stream(chat._messages(question, passages), max_tokens=8):
+        messages = chat._messages(question, passages)
+        # A nonce first, so neither call finds the other's prompt in llama.cpp's prefix cache.
+        messages[0] = {**messages[0], "content": f"[{time.time_ns()}]\n{messages[0]['content']}"}
+        async for _delta in llm.stream(messages, max_tokens=8):
             return time.perf_counter() - started
     finally:
         await llm.close()
