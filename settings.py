@@ -520,11 +520,14 @@ class LLMSettings(_Section):
         4096, ge=512, description="The model's context window; prompt + answer must fit in it."
     )
     llm_max_answer_tokens: int = Field(400, ge=16, description="Most tokens one answer may have.")
+    # Generous by default: the embedded model on a busy 2-core machine reads a ~2k-token prompt in
+    # one to two minutes, and a request given up before its first token still occupies llama.cpp's
+    # server until the prompt is read (the reader sees the evidence meanwhile).
     llm_timeout_seconds: float = Field(
-        120.0, gt=0, description="Seconds before a whole answer (or the condense call) is given up."
+        300.0, gt=0, description="Seconds before a whole answer (or the condense call) is given up."
     )
     llm_first_token_timeout_seconds: float = Field(
-        60.0,
+        180.0,
         gt=0,
         description="Seconds to wait for the first token; then the answer is the evidence alone, with a "
         "notice that the model is unavailable.",

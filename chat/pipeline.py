@@ -268,7 +268,7 @@ class Chat:
         except (LLMUnavailable, TimeoutError) as exc:
             log.warning(
                 "the language model failed: %s",
-                exc or f"no token within {conf.llm_first_token_timeout_seconds:g} s",
+                str(exc) or f"no token within {conf.llm_first_token_timeout_seconds:g} s",
             )
             out.notice = CUT_OFF if out.answer.strip() else UNAVAILABLE
         if out.notice == ECHO:
