@@ -16,15 +16,14 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from accounts import queries as accounts
 from app.main import create_app
-from catalog.db import make_engine, transaction
 from chat.pipeline import ECHO, NO_EVIDENCE, UNAVAILABLE
 from prompts import template
 from settings import Settings
 from tests.integration.browse_catalogue import served
 from tests.integration.chat_corpus import HIDDEN_ID, HIDDEN_ORDER, ChatCorpus, build, environment
 from tests.integration.scripted_llm import ScriptedLLM, user_prompt
+from tests.integration.signin_peers import api_token
 
 QUESTION = "How does the Transformer use multi-head attention instead of recurrence?"
 NONSENSE = "zqxv blorfic frumious wabberjack quolm?"
@@ -45,23 +44,7 @@ class Served:
 
     def token(self, name: str = "tester", scopes: set[str] | None = None) -> str:
         """A new person with an API token (each test its own, so limits do not interfere)."""
-        engine = make_engine(self.settings.database_url)
-        try:
-            with transaction(engine) as db:
-                person = accounts.sign_in(
-                    db,
-                    provider="local",
-                    issuer="test",
-                    subject=f"{name}-{time.monotonic_ns()}",
-                    name=name,
-                    email=None,
-                )
-                secret, _ = accounts.create_token(
-                    db, person.person_id, name="tests", scopes=scopes or {"chat"}, expires_at=None
-                )
-        finally:
-            engine.dispose()
-        return secret
+        return api_token(self.settings.database_url, name=name, scopes=scopes)
 
 
 @pytest.fixture(scope="module")
