@@ -522,11 +522,14 @@ class LLMSettings(_Section):
         4096, ge=512, description="The model's context window; prompt + answer must fit in it."
     )
     llm_max_answer_tokens: int = Field(400, ge=16, description="Most tokens one answer may have.")
+    # Generous by default: the embedded model on a busy 2-core machine reads a ~2k-token prompt in
+    # one to two minutes, and a request given up before its first token still occupies llama.cpp's
+    # server until the prompt is read (the reader sees the evidence meanwhile).
     llm_timeout_seconds: float = Field(
-        120.0, gt=0, description="Seconds before a whole answer (or the condense call) is given up."
+        300.0, gt=0, description="Seconds before a whole answer (or the condense call) is given up."
     )
     llm_first_token_timeout_seconds: float = Field(
-        60.0,
+        180.0,
         gt=0,
         description="Seconds to wait for the first token; then the answer is the evidence alone, with a "
         "notice that the model is unavailable.",
@@ -545,18 +548,20 @@ class ChatSettings(_Section):
     )
     chat_passages: int = Field(8, ge=1, le=40, description="Most passages shown and given to the model.")
     chat_min_term_coverage: float = Field(
-        0.6,
+        0.55,
         ge=0,
         le=1,
-        description="Evidence threshold: share of the question's content words (stemmed) a passage "
-        "must contain to count as evidence, unless its similarity clears `chat_min_similarity`.",
+        description="Evidence threshold: share of the question's content words (stemmed, each "
+        "weighted by its IDF over the full-text chunks) a chunk must contain to count as evidence, "
+        "unless its own similarity clears `chat_min_similarity`.",
     )
     chat_min_similarity: float = Field(
         0.5,
         ge=-1,
         le=1,
-        description="Evidence threshold: cosine similarity of a passage found by the embedding search "
-        "that makes it evidence whatever its words. Nothing clears either: the fixed answer, no LLM call.",
+        description="Evidence threshold: cosine similarity of a chunk (its own, found by the embedding "
+        "search) that makes it evidence whatever its words. Nothing clears either: the fixed answer, "
+        "no LLM call.",
     )
     chat_max_question_chars: int = Field(
         2000, ge=10, description="Longest question accepted; longer gets a 413."

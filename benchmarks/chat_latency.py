@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from search_latency import free_port, serve_app  # noqa: E402
 
-from catalog.db import make_engine, transaction  # noqa: E402
+from catalog.db import make_engine  # noqa: E402
 from chat.context import retrieve  # noqa: E402
 from chat.llm import make_llm  # noqa: E402
 from chat.pipeline import Chat  # noqa: E402
@@ -56,25 +56,9 @@ def percentiles(values: list[float]) -> dict[str, float | None]:
 
 
 def token_for(settings: Settings) -> str:
-    from accounts import queries as accounts
+    from tests.integration.signin_peers import api_token
 
-    engine = make_engine(settings.database_url)
-    try:
-        with transaction(engine) as db:
-            person = accounts.sign_in(
-                db,
-                provider="local",
-                issuer="bench",
-                subject=f"bench-{time.time_ns()}",
-                name="bench",
-                email=None,
-            )
-            secret, _ = accounts.create_token(
-                db, person.person_id, name="bench", scopes={"chat"}, expires_at=None
-            )
-    finally:
-        engine.dispose()
-    return secret
+    return api_token(settings.database_url, name="bench", label="bench")
 
 
 def through_app(base: str, token: str, question: str) -> tuple[float | None, float | None, float, int]:

@@ -40,8 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from overload import wrk_pages  # noqa: E402
 
-from accounts import queries as accounts  # noqa: E402
-from catalog.db import make_engine, transaction  # noqa: E402
+from catalog.db import make_engine  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import kaggle  # noqa: E402
 from settings import SHARED_DATA  # noqa: E402
@@ -57,6 +56,7 @@ from tests.integration.indexing_peers import (  # noqa: E402
     write_pdfs,
 )
 from tests.integration.scripted_llm import ScriptedLLM  # noqa: E402
+from tests.integration.signin_peers import api_token  # noqa: E402
 
 P99_TARGET_MS = 200.0
 
@@ -84,18 +84,7 @@ def run_to_end(name: str, args: list[str], env: dict[str, str], work: Path) -> N
 
 
 def chat_token(database_url: str) -> str:
-    engine = make_engine(database_url)
-    try:
-        with transaction(engine) as db:
-            person = accounts.sign_in(
-                db, provider="local", issuer="bench", subject="bench", name="b", email=None
-            )
-            secret, _ = accounts.create_token(
-                db, person.person_id, name="bench", scopes={"chat"}, expires_at=None
-            )
-    finally:
-        engine.dispose()
-    return secret
+    return api_token(database_url, name="bench", label="bench")
 
 
 class Streams:

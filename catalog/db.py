@@ -61,8 +61,13 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Session]:
-    """A short write transaction: commit on success, roll back on any error."""
-    with Session(engine, expire_on_commit=False) as session, session.begin():
+    """A short write transaction: commit on success, roll back on any error.
+
+    On SQLite it takes the write lock up front (``BEGIN IMMEDIATE``): a deferred transaction that
+    reads and then writes fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT, which no
+    busy timeout waits out) when another process commits in between."""
+    bind = engine.execution_options(sqlite_begin="IMMEDIATE")
+    with Session(bind, expire_on_commit=False) as session, session.begin():
         yield session
 
 

@@ -5,20 +5,32 @@
   number (an invented ``[S9]``, a bare ``[3]``) is removed; a key split across deltas (``[S`` +
   ``2]``) is held back until it is complete.
 - :func:`verify` checks the finished answer: every sentence is attributed, after the fact, to the
-  given passage its content words overlap most (a citation is added when the sentence cites none or
-  none that supports it; no passage supporting it flags the sentence); numbers found in no cited
+  given passage that supports it best (a citation is added when the sentence cites none or none
+  that supports it; no passage supporting it flags the sentence); numbers found in no cited
   passage are flagged, and so is a quotation that is not verbatim in a cited passage. The
   references are built here, from the passages, never from the model's text. An answer that ends
   up citing nothing is marked ``unsupported``.
+
+**Support** of a sentence by a passage (post-hoc attribution in the spirit of citation correction):
+the lexical overlap (share of the sentence's stemmed content words the passage contains) and, when
+an embedder is given (the search's own, :class:`retrieval.embedder.Embedder`), the embedding
+overlap (the highest cosine similarity between the sentence and one of the passage's sentences),
+averaged: ``(lexical + cosine) / 2 >= SUPPORT``. A paraphrase that shares few words but says what
+the passage says is attributed; a sentence that reuses a passage's words to say something else is
+not. Without an embedder (or when it fails) the lexical overlap alone is compared with ``SUPPORT``.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from chat.context import Passage, terms
+from retrieval.embedder import Embedder, EmbedderError
+
+log = logging.getLogger(__name__)
 
 # A bracketed citation list: "[S1]", "[S1, S3]", "[2]", "[S1; S2]".
 _GROUP = re.compile(r"\[\s*((?:S?\d+)(?:\s*[,;]\s*S?\d+)*)\s*\]", re.IGNORECASE)
@@ -31,8 +43,9 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?")
 _QUOTE = re.compile(r"[\"“”]([^\"“”]{12,})[\"“”]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
-SUPPORT = 0.5  # share of a sentence's content words a passage must contain to support it
+SUPPORT = 0.5  # least support (lexical share, or lexical and cosine averaged) that attributes
 MIN_TERMS = 3  # shorter sentences ("Yes.") are not judged
+MAX_PASSAGE_SENTENCES = 40  # per passage, for the embedding overlap (a passage is ~250 words)
 
 
 class KeyFilter:
@@ -95,28 +108,80 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text.replace("“", '"').replace("”", '"')).strip().lower()
 
 
-def _support(sentence_terms: set[str], passage_terms: set[str]) -> float:
+class _Support:
+    """Support of answer sentences by passages: lexical overlap, and embedding overlap when an
+    embedder is given (all sentences and passage sentences embedded in one call)."""
+
+    def __init__(self, sentences: Sequence[str], passages: Sequence[Passage], embedder: Embedder | None):
+        self.passage_terms = {p.key: terms(p.text) for p in passages}
+        self.cosines: dict[tuple[int, str], float] | None = None
+        if embedder is not None and sentences and passages:
+            self.cosines = _cosines(embedder, sentences, passages)
+
+    def score(self, i: int, words: set[str], key: str) -> float:
+        lexical = _lexical(words, self.passage_terms[key])
+        if self.cosines is None:
+            return lexical
+        return (lexical + self.cosines.get((i, key), 0.0)) / 2
+
+
+def _cosines(
+    embedder: Embedder, sentences: Sequence[str], passages: Sequence[Passage]
+) -> dict[tuple[int, str], float] | None:
+    """(sentence index, passage key) → the highest cosine between the sentence and one of the
+    passage's sentences; None when the embedder fails (the lexical overlap then decides alone)."""
+    owners: list[str] = []
+    texts: list[str] = []
+    for p in passages:
+        parts = [s for s in (x.strip() for x in _SENTENCE_END.split(p.text)) if len(s) > 20]
+        for part in parts[:MAX_PASSAGE_SENTENCES] or [p.text]:
+            owners.append(p.key)
+            texts.append(part)
+    try:
+        vectors = embedder.embed([*sentences, *texts])
+    except EmbedderError as exc:
+        log.warning("attribution without embeddings: %s", exc)
+        return None
+    asked, given = vectors[: len(sentences)], vectors[len(sentences) :]
+    best: dict[tuple[int, str], float] = {}
+    for i, u in enumerate(asked):
+        for key, v in zip(owners, given, strict=True):
+            cosine = sum(a * b for a, b in zip(u, v, strict=True))  # vectors are L2-normalised
+            if cosine > best.get((i, key), -1.0):
+                best[(i, key)] = cosine
+    return best
+
+
+def _lexical(sentence_terms: set[str], passage_terms: set[str]) -> float:
     return len(sentence_terms & passage_terms) / len(sentence_terms) if sentence_terms else 0.0
 
 
-def verify(answer: str, passages: Sequence[Passage], numbers: Mapping[str, int]) -> Verified:
+def verify(
+    answer: str,
+    passages: Sequence[Passage],
+    numbers: Mapping[str, int],
+    embedder: Embedder | None = None,
+) -> Verified:
     """Attribute, check and number the finished ``answer`` (already filtered by :class:`KeyFilter`,
-    whose ``numbers`` are passed in)."""
+    whose ``numbers`` are passed in). ``embedder`` adds the embedding overlap to the attribution."""
     by_key = {p.key: p for p in passages}
     numbers = dict(numbers)
     by_n = {n: key for key, n in numbers.items()}
-    passage_terms = {p.key: terms(p.text) for p in passages}
     flags: list[Flag] = []
     out: list[str] = []
     cited_keys: set[str] = set(numbers)
     pieces = _SENTENCE_END.split(answer)
     separators = _SENTENCE_END.findall(answer)
+    plains = [_NUMBERED.sub("", sentence).strip() for sentence in pieces]
+    judged = [i for i, plain in enumerate(plains) if len(terms(plain)) >= MIN_TERMS]
+    support = _Support([plains[i] for i in judged], passages, embedder)
+    index = {i: n for n, i in enumerate(judged)}
     for i, sentence in enumerate(pieces):
         cited = [by_n[int(n)] for n in _NUMBERED.findall(sentence) if int(n) in by_n]
-        plain = _NUMBERED.sub("", sentence).strip()
-        words = terms(plain)
-        if len(words) >= MIN_TERMS and passages:
-            scores = {key: _support(words, t) for key, t in passage_terms.items()}
+        plain = plains[i]
+        if i in index and passages:
+            words = terms(plain)
+            scores = {p.key: support.score(index[i], words, p.key) for p in passages}
             best = max(scores, key=lambda k: scores[k])
             supported_by_cite = any(scores[k] >= SUPPORT for k in cited)
             if not supported_by_cite and scores[best] >= SUPPORT:

@@ -1,16 +1,19 @@
 """Passages for one question: retrieved, judged as evidence, packed into a token budget, keyed.
 
-Retrieval is the search's own hybrid ranking (:class:`retrieval.search.Ranker`: BM25 over papers
-and full-text chunks plus the dense k-NN, fused), restricted to a scope of papers when one is given.
-Its chunk hits, best first (a chunk's reciprocal-rank score over both lists), become passages:
+Retrieval is the page-aware ranking of :func:`retrieval.passages.rank_passages` (the one
+``qa-retrieval`` measures): full-text chunks scored by fused lexical and dense z-scores, aggregated
+to pages (the best chunk plus a bounded bonus for further hits) and ordered by page score plus a
+share of the paper's. The scope (``papers``) restricts both retrievers. Passages are taken **page
+by page** in that order, each page's chunks best first:
 
-- **Evidence threshold** (documented in the README): a passage counts when it contains at least
-  ``chat_min_term_coverage`` of the question's content words (stemmed, stop words and
-  interrogatives such as "how" or "which" ignored, as the lexical index matches them), or when
-  the embedding search found it and its paper's best cosine similarity is at least
-  ``chat_min_similarity``. No passage clears it → the pipeline gives the
-  fixed "these papers do not answer that" answer without calling the model.
-- **Budget**: passages are taken best first while their text fits ``chat_passage_tokens``
+- **Evidence threshold** (documented in the README), judged per chunk: a chunk counts when it
+  contains at least ``chat_min_term_coverage`` of the question's content words (stemmed, stop words
+  and interrogatives such as "how" or "which" ignored, as the lexical index matches them), each
+  word weighted by its rarity in the full text (IDF over the lexical index's chunks), or when
+  its *own* cosine similarity to the question (the embedding search's, not its paper's best chunk)
+  is at least ``chat_min_similarity``. No chunk clears it → the pipeline gives the fixed "these
+  papers do not answer that" answer without calling the model.
+- **Budget**: chunks are taken in that order while their text fits ``chat_passage_tokens``
   (cl100k tokens, :mod:`retrieval.tokens`), at most ``chat_passages`` of them.
 - **Neighbours merged**: chunks of one paper next to each other (consecutive chunk numbers, touching
   pages) become one passage, their overlap written once.
@@ -23,8 +26,9 @@ chunking (:mod:`ingest.pdf.extract`), so chunks hold only what a reader sees.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -33,13 +37,15 @@ from sqlalchemy.orm import Session
 from catalog.models import Paper
 from catalog.queries import paper_path
 from retrieval.lexical import Tokenizer
-from retrieval.search import Candidate, ChunkHit, SearchService
+from retrieval.passages import Passage as Chunk
+from retrieval.passages import rank_passages
+from retrieval.search import SearchService
 from retrieval.tokens import count_tokens
 from retrieval.types import parse_chunk_id
 from settings import ChatSettings
 
-CANDIDATE_PAPERS = 20  # papers whose chunk hits are considered
-CHUNKS_PER_PAPER = 6
+CANDIDATE_PAGES = 30  # pages, best first, whose chunks are judged (the budget fills long before)
+CHUNKS_PER_PAGE = 1  # a page's best chunk: more pages in the budget beat more of one page (README)
 _TOKENIZE = Tokenizer()
 # Words that shape a question but say nothing about its subject (stems; the tokenizer's stop words
 # already drop "the", "of"…): a passage need not contain "how" or "paper" to answer one.
@@ -133,41 +139,60 @@ def question_terms(question: str) -> set[str]:
     return terms(question) - QUESTION_WORDS
 
 
-def coverage(question_terms: Collection[str], text: str) -> float:
-    if not question_terms:
+def coverage(question_terms: Collection[str], text: str, weights: Mapping[str, float] | None = None) -> float:
+    """The share of the question's content words in ``text``, each word counted with its weight
+    (default 1)."""
+    wanted = set(question_terms)
+    total = sum(weights.get(t, 1.0) for t in wanted) if weights else len(wanted)
+    if total <= 0:
         return 0.0
-    return len(set(question_terms) & terms(text)) / len(set(question_terms))
+    found = wanted & terms(text)
+    return (sum(weights.get(t, 1.0) for t in found) if weights else len(found)) / total
+
+
+def term_weights(search: SearchService, wanted: Collection[str]) -> dict[str, float]:
+    """Each question word's rarity in the full text (IDF over the lexical index's chunks): a name
+    or number the papers seldom use ("Japanese", "LLaMA") weighs more than "model" or "train", so
+    a passage missing the question's distinctive word is not taken for an answer."""
+    lexical = search.ranker.lexical
+    if lexical is None:
+        return dict.fromkeys(wanted, 1.0)
+    n, df = lexical.document_frequencies("chunks", list(wanted))
+    return {t: math.log((n + 1) / (df[t] + 0.5)) for t in wanted}
 
 
 def retrieve(
     search: SearchService, question: str, papers: Sequence[str] | None, conf: ChatSettings
 ) -> list[Passage]:
     """The evidence passages for ``question`` within ``papers`` (None: the whole archive), keyed
-    ``S1…`` best first; empty when nothing clears the evidence threshold."""
+    ``S1…`` page by page, best page first; empty when nothing clears the evidence threshold."""
     allowed = set(papers) if papers else None
     where = {"arxiv_id": {"$in": sorted(allowed)}} if allowed else None
-    ranking = search.ranker.rank(question, allowed=allowed, where=where)
-    candidates = search.chunk_details(ranking.candidates[:CANDIDATE_PAPERS])
+    ranking = rank_passages(search.ranker, question, allowed=allowed, where=where)
+    pages = ranking.pages[:CANDIDATE_PAGES]
     wanted = question_terms(question)
+    weights = term_weights(search, wanted)
     with search.sessions() as db:
-        meta = _papers(db, [c.arxiv_id for c in candidates])
-    hits: list[tuple[ChunkHit, Candidate]] = [
-        (chunk, cand) for cand in candidates for chunk in cand.chunks[:CHUNKS_PER_PAPER]
-    ]
-    hits.sort(key=lambda pair: pair[0].best_rank)
+        meta = _papers(db, list(dict.fromkeys(page.arxiv_id for page in pages)))
     pieces: list[_Piece] = []
     seen: set[str] = set()
-    for chunk, cand in hits:
-        if chunk.chunk_id in seen or cand.arxiv_id not in meta:
+    for page in pages:
+        if page.arxiv_id not in meta:
             continue
-        seen.add(chunk.chunk_id)
-        piece = _piece(chunk, cand, meta[cand.arxiv_id], len(pieces))
-        if piece is None:
-            continue
-        piece.coverage = coverage(wanted, piece.text)
-        similar = chunk.dense_rank is not None and (cand.dense_similarity or -1.0) >= conf.chat_min_similarity
-        if piece.coverage >= conf.chat_min_term_coverage or similar:
-            pieces.append(piece)
+        taken = 0
+        for chunk in page.passages:  # best first; a chunk spanning two pages is taken once
+            if taken == CHUNKS_PER_PAGE:
+                break
+            if chunk.chunk_id in seen:
+                continue
+            seen.add(chunk.chunk_id)
+            piece = _piece(chunk, len(pieces))
+            if piece is None:
+                continue
+            piece.coverage = coverage(wanted, piece.text, weights)
+            if is_evidence(piece.coverage, chunk.similarity, conf):
+                pieces.append(piece)
+                taken += 1
     chosen = _pack(pieces, conf.chat_passage_tokens, conf.chat_passages)
     merged = _merge(chosen)
     return [
@@ -187,6 +212,14 @@ def retrieve(
     ]
 
 
+def is_evidence(term_coverage: float, similarity: float | None, conf: ChatSettings) -> bool:
+    """The evidence threshold for one chunk: enough of the question's words, or a close enough
+    embedding (the chunk's own similarity; None when the embedding search did not return it)."""
+    if term_coverage >= conf.chat_min_term_coverage:
+        return True
+    return similarity is not None and similarity >= conf.chat_min_similarity
+
+
 def _papers(db: Session, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """Title and PDF address of each paper."""
     if not ids:
@@ -195,20 +228,15 @@ def _papers(db: Session, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     return {r.arxiv_id: (r.title, r.pdf_url or "") for r in rows}
 
 
-def _piece(chunk: ChunkHit, cand: Candidate, meta: tuple[str, str], rank: int) -> _Piece | None:
-    if chunk.kind == "abstract":
+def _piece(chunk: Chunk, rank: int) -> _Piece | None:
+    if chunk.chunk_id.endswith("#abstract") or not chunk.text:
         return None  # the abstract is in the catalogue; the chat cites the full text's pages
-    if not chunk.text:
-        return None
     try:
         arxiv_id, version, n = parse_chunk_id(chunk.chunk_id)
     except ValueError:
         return None
-    pages: tuple[int, ...] = ()
-    if chunk.page_start is not None:
-        pages = tuple(range(chunk.page_start, (chunk.page_end or chunk.page_start) + 1))
     text = _SPACE.sub(" ", chunk.text).strip()
-    return _Piece(chunk.chunk_id, arxiv_id, version or None, n, chunk.kind, pages, text, 0.0, rank)
+    return _Piece(chunk.chunk_id, arxiv_id, version or None, n, "body", tuple(chunk.pages), text, 0.0, rank)
 
 
 def _pack(pieces: Sequence[_Piece], budget: int, most: int) -> list[_Piece]:

@@ -35,6 +35,7 @@ from chat.citations import KeyFilter, references, verify
 from chat.context import Passage, prompt_passages, retrieve
 from chat.llm import LLM, LLMBusy, LLMUnavailable, Queue
 from prompts import render, template
+from retrieval.embedder import Embedder
 from retrieval.search import SearchService
 from retrieval.tokens import count_tokens
 from settings import Settings
@@ -218,6 +219,11 @@ class Chat:
             passages = passages[:-1]
         return passages
 
+    def _embedder(self) -> Embedder | None:
+        """The search's own embedder (the one its dense index uses), for attribution."""
+        dense = self.search.ranker.dense if self.search is not None else None
+        return dense.embedder if dense is not None else None
+
     def _messages(self, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
         return [
             {"role": "system", "content": template("system")},
@@ -262,7 +268,7 @@ class Chat:
         except (LLMUnavailable, TimeoutError) as exc:
             log.warning(
                 "the language model failed: %s",
-                exc or f"no token within {conf.llm_first_token_timeout_seconds:g} s",
+                str(exc) or f"no token within {conf.llm_first_token_timeout_seconds:g} s",
             )
             out.notice = CUT_OFF if out.answer.strip() else UNAVAILABLE
         if out.notice == ECHO:
@@ -275,7 +281,8 @@ class Chat:
         if not out.answer.strip():
             out.answer = ""
             return
-        checked = verify(out.answer, passages, keys.numbers)
+        # Attribution embeds the answer's and the passages' sentences: CPU work, off the loop.
+        checked = await anyio.to_thread.run_sync(verify, out.answer, passages, keys.numbers, self._embedder())
         out.answer = checked.answer
         out.references = references(passages, checked.numbers)
         out.flags = [f.to_json() for f in checked.flags]

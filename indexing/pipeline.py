@@ -393,7 +393,7 @@ class Pipeline:
             }
             for p, c, h in rows
         ]
-        with transaction(self.engine.execution_options(sqlite_begin="IMMEDIATE")) as session:
+        with transaction(self.engine) as session:
             session.execute(
                 delete(AbstractIndex).where(
                     AbstractIndex.paper_id.in_(ids), AbstractIndex.collection == self.store.name

@@ -205,7 +205,7 @@ class EmbeddedQueue:
             return bool(result.rowcount)
 
     def _write(self) -> Any:
-        return transaction(self.engine.execution_options(sqlite_begin="IMMEDIATE"))
+        return transaction(self.engine)
 
 
 # -- SAQ on Redis ------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ REASON_LIMIT = 2000
 
 
 def _write(engine: Engine):  # type: ignore[no-untyped-def]
-    return transaction(engine.execution_options(sqlite_begin="IMMEDIATE"))
+    return transaction(engine)
 
 
 def _now() -> dt.datetime:

@@ -202,6 +202,14 @@ class _Generation:
             return None
         return np.asarray(self.bm25.get_scores_from_ids(ids), dtype=np.float32)
 
+    def document_frequencies(self, tokens: Collection[str]) -> dict[str, int]:
+        """How many documents hold each token (0: none): its column's length in bm25s's sparse
+        score matrix (one stored score per document holding the token)."""
+        if self.bm25 is None:
+            return dict.fromkeys(tokens, 0)
+        vocab, indptr = self.bm25.vocab_dict, self.bm25.scores["indptr"]
+        return {t: int(indptr[vocab[t] + 1] - indptr[vocab[t]]) if t in vocab else 0 for t in tokens}
+
     def mask(self, allowed: Collection[str]) -> np.ndarray:
         mask = np.zeros(len(self.doc_ids), dtype=bool)
         positions = [p for arxiv_id in allowed for p in self.by_paper.get(arxiv_id, ())]
@@ -598,6 +606,13 @@ class LexicalIndex:
                 return loaded
             self._loaded[corpus] = generation
             return generation
+
+    def document_frequencies(self, corpus: Corpus, tokens: Collection[str]) -> tuple[int, dict[str, int]]:
+        """The corpus's document count and each (stemmed) token's document frequency."""
+        generation = self._generation(corpus)
+        if generation is None:
+            return 0, dict.fromkeys(tokens, 0)
+        return len(generation), generation.document_frequencies(tokens)
 
     def generation(self, corpus: Corpus) -> str | None:
         """The live generation's name (for status pages and tests)."""

@@ -56,6 +56,7 @@ class Passage:
     text: str | None
     lexical_rank: int | None
     dense_rank: int | None
+    similarity: float | None = None  # the chunk's own cosine to the query (None: not a dense hit)
 
     @property
     def pages(self) -> range:
@@ -99,6 +100,7 @@ def rank_passages(
     rank_config = ranker.config
     lexical: dict[str, float] = {}
     dense: dict[str, float] = {}
+    similarity: dict[str, float] = {}
     lexical_ranks: dict[str, int] = {}
     dense_ranks: dict[str, int] = {}
     arxiv_of: dict[str, str] = {}
@@ -122,6 +124,7 @@ def rank_passages(
         for near in ranker.dense_hits(query, rank_config.dense_k, where, None, allowed, []):
             key = f"{near.arxiv_id}#{ABSTRACT}" if near.kind == ABSTRACT else near.chunk_id
             dense.setdefault(key, near.similarity)
+            similarity.setdefault(key, near.similarity)
             dense_ranks.setdefault(key, near.rank)
             arxiv_of[key] = near.arxiv_id
         dense = normalise(dense, "zscore")
@@ -151,6 +154,7 @@ def rank_passages(
                 text,
                 lexical_ranks.get(key),
                 dense_ranks.get(key),
+                similarity.get(key),
             )
         )
     per_paper: dict[str, list[float]] = {}

@@ -4,15 +4,13 @@ real PDF (Adam, arXiv:1412.6980) indexed by the real worker, so ``read_paper_pag
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from accounts import queries as accounts
 from app.main import create_app
-from catalog.db import make_engine, transaction
+from catalog.db import make_engine
 from indexing.contract import PdfJob
 from indexing.queue import EmbeddedQueue
 from indexing.wiring import make_embedder, open_store
@@ -20,6 +18,7 @@ from indexing.worker import EmbeddedWorker
 from settings import SHARED_DATA, Settings
 from tests.conftest import running_chroma
 from tests.integration.browse_catalogue import Facts, built, served, settings_for
+from tests.integration.signin_peers import api_token
 
 INDEXED = "1412.6980"  # Adam: 15 pages, sections, numbers to cite
 
@@ -37,23 +36,7 @@ class McpSite:
 
     def token(self, scopes: set[str] | None = None) -> str:
         """A new person with an API token (each caller its own, so limits do not interfere)."""
-        engine = make_engine(self.settings.database_url)
-        try:
-            with transaction(engine) as db:
-                person = accounts.sign_in(
-                    db,
-                    provider="local",
-                    issuer="test",
-                    subject=f"agent-{time.monotonic_ns()}",
-                    name="An agent",
-                    email=None,
-                )
-                secret, _ = accounts.create_token(
-                    db, person.person_id, name="mcp tests", scopes=scopes or {"chat"}, expires_at=None
-                )
-        finally:
-            engine.dispose()
-        return secret
+        return api_token(self.settings.database_url, name="An agent", scopes=scopes, label="mcp tests")
 
 
 def free_port() -> int:

@@ -33,7 +33,8 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from oidc_provider_mock import run_server_in_thread
 
-from catalog.db import make_engine, migrate
+from accounts import queries as accounts
+from catalog.db import make_engine, migrate, transaction
 from settings import Settings
 from tests.integration.browse_catalogue import _free_port as free_port
 from tests.integration.browse_catalogue import served, settings_for
@@ -44,6 +45,24 @@ def oidc_mock() -> Iterator[str]:
     """A running oidc-provider-mock; yields its issuer (``http://localhost:<port>``)."""
     with run_server_in_thread(port=0) as server:
         yield f"http://localhost:{server.server_port}"
+
+
+def api_token(
+    database_url: str, *, name: str = "tester", scopes: set[str] | None = None, label: str = "tests"
+) -> str:
+    """A new person with an API token (each caller its own, so limits do not interfere)."""
+    engine = make_engine(database_url)
+    try:
+        with transaction(engine) as db:
+            person = accounts.sign_in(
+                db, provider="local", issuer="test", subject=secrets.token_hex(8), name=name, email=None
+            )
+            secret, _ = accounts.create_token(
+                db, person.person_id, name=label, scopes=scopes or {"chat"}, expires_at=None
+            )
+    finally:
+        engine.dispose()
+    return secret
 
 
 def settings_with(env: dict[str, str]) -> Settings:

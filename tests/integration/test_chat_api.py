@@ -16,18 +16,18 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from accounts import queries as accounts
 from app.main import create_app
-from catalog.db import make_engine, transaction
 from chat.pipeline import ECHO, NO_EVIDENCE, UNAVAILABLE
 from prompts import template
 from settings import Settings
 from tests.integration.browse_catalogue import served
 from tests.integration.chat_corpus import HIDDEN_ID, HIDDEN_ORDER, ChatCorpus, build, environment
 from tests.integration.scripted_llm import ScriptedLLM, user_prompt
+from tests.integration.signin_peers import api_token
 
 QUESTION = "How does the Transformer use multi-head attention instead of recurrence?"
 NONSENSE = "zqxv blorfic frumious wabberjack quolm?"
+TOKENS_PER_DAY = 6000
 
 
 @pytest.fixture(scope="session")
@@ -44,23 +44,7 @@ class Served:
 
     def token(self, name: str = "tester", scopes: set[str] | None = None) -> str:
         """A new person with an API token (each test its own, so limits do not interfere)."""
-        engine = make_engine(self.settings.database_url)
-        try:
-            with transaction(engine) as db:
-                person = accounts.sign_in(
-                    db,
-                    provider="local",
-                    issuer="test",
-                    subject=f"{name}-{time.monotonic_ns()}",
-                    name=name,
-                    email=None,
-                )
-                secret, _ = accounts.create_token(
-                    db, person.person_id, name="tests", scopes=scopes or {"chat"}, expires_at=None
-                )
-        finally:
-            engine.dispose()
-        return secret
+        return api_token(self.settings.database_url, name=name, scopes=scopes)
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +55,8 @@ def app(chat_corpus: ChatCorpus) -> Iterator[Served]:
         "WOVEPAPER_LLM_BASE_URL": model.base_url,
         "WOVEPAPER_LLM_FIRST_TOKEN_TIMEOUT_SECONDS": "2",
         "WOVEPAPER_LIMIT_CHAT_REQUESTS": "6/3600",
+        # Per person (each test asks as its own): above what any other test's person spends.
+        "WOVEPAPER_LIMIT_CHAT_TOKENS_PER_DAY": str(TOKENS_PER_DAY),
         "WOVEPAPER_LIMIT_API": "100000/60",
         "WOVEPAPER_CHAT_PING_SECONDS": "1",
     }
@@ -266,6 +252,25 @@ def test_long_questions_413_and_limits_429(app: Served) -> None:
             for _ in range(7)
         ]
     assert statuses[:6] == [200] * 6 and statuses[6] == 429
+
+
+def test_a_spent_daily_token_budget_answers_429_with_retry_after(app: Served) -> None:
+    """Tokens (prompt + answer) are charged when an answer ends; once a person's day's budget is
+    spent the next question is refused before any retrieval, with the wait in ``Retry-After``."""
+    token = app.token()
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    statuses = []
+    with httpx.Client(base_url=app.base, timeout=30) as client:
+        for _ in range(10):
+            app.model.script(["Multi-head attention replaces recurrence [S1]."])
+            response = client.post("/api/chat", json={"question": QUESTION}, headers=headers)
+            statuses.append(response.status_code)
+            if response.status_code != 200:
+                break
+    assert statuses[0] == 200 and statuses[-1] == 429, statuses
+    assert 2 <= len(statuses) <= 9, statuses  # each answer costs well over a tenth of the budget
+    assert "tokens per day" in response.json()["detail"]
+    assert 1 <= int(response.headers["retry-after"]) <= 24 * 3600
 
 
 def test_a_third_concurrent_answer_is_refused(app: Served) -> None:

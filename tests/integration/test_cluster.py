@@ -31,8 +31,7 @@ import pytest
 from mcp import Client
 from sqlalchemy import create_engine, select, text
 
-from accounts import queries as accounts
-from catalog.db import make_engine, transaction
+from catalog.db import make_engine
 from catalog.models import FullText, Paper
 from coordination.redis import Redis
 from tests.conftest import POSTGRES_ADMIN_URL, running_chroma
@@ -48,7 +47,7 @@ from tests.integration.indexing_peers import (
     write_pdfs,
 )
 from tests.integration.scripted_llm import ScriptedLLM, scripted_llm
-from tests.integration.signin_peers import Browser, oidc_mock
+from tests.integration.signin_peers import Browser, api_token, oidc_mock
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -132,18 +131,7 @@ class Cluster:
 
     def token(self, name: str = "reader") -> str:
         """A new person with a chat API token (each its own limits and streams)."""
-        engine = make_engine(self.database_url)
-        try:
-            with transaction(engine) as db:
-                person = accounts.sign_in(
-                    db, provider="local", issuer="test", subject=uuid.uuid4().hex, name=name, email=None
-                )
-                secret, _ = accounts.create_token(
-                    db, person.person_id, name="cluster", scopes={"chat", "read"}, expires_at=None
-                )
-        finally:
-            engine.dispose()
-        return secret
+        return api_token(self.database_url, name=name, scopes={"chat", "read"}, label="cluster")
 
     def clear_limits(self) -> None:
         client = Redis.from_url(self.redis.url)

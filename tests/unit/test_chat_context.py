@@ -3,7 +3,8 @@ within the token budget, the evidence measure."""
 
 from __future__ import annotations
 
-from chat.context import _merge, _overlap_join, _pack, _Piece, coverage, question_terms
+from chat.context import _merge, _overlap_join, _pack, _Piece, coverage, is_evidence, question_terms
+from settings import ChatSettings
 
 
 def piece(n: int, text: str, pages: tuple[int, ...], rank: int, paper: str = "1706.03762") -> _Piece:
@@ -48,3 +49,20 @@ def test_coverage_counts_stemmed_content_words() -> None:
     question = question_terms("How are the estimates of the moments corrected, according to the paper?")
     assert coverage(question, "Adam corrects the bias of its moment estimate.") == 1.0
     assert coverage(question, "Unrelated words entirely.") == 0.0
+
+
+def test_weighted_coverage_counts_rare_words_more() -> None:
+    question = question_terms("Which BLEU score did the model reach on Japanese?")
+    weights = {"bleu": 5.0, "score": 1.0, "model": 0.1, "reach": 3.0, "japanes": 6.0}
+    text = "The big model reaches a BLEU score of 28.4 on English-to-German."
+    assert coverage(question, text) == 0.8  # four of five words
+    assert round(coverage(question, text, weights), 3) == round(9.1 / 15.1, 3)  # without "Japanese"
+    assert coverage(question, text, dict.fromkeys(question, 0.0)) == 0.0
+
+
+def test_a_chunk_is_evidence_by_its_words_or_its_own_similarity() -> None:
+    conf = ChatSettings(chat_min_term_coverage=0.55, chat_min_similarity=0.5)
+    assert is_evidence(0.55, None, conf)
+    assert is_evidence(0.2, 0.5, conf)
+    assert not is_evidence(0.54, 0.49, conf)
+    assert not is_evidence(0.54, None, conf)  # not found by the embedding search

@@ -3,11 +3,15 @@ references built from the passages; post-hoc attribution, quotes and numbers che
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chat.citations import KeyFilter, references, verify
 from chat.context import Passage
+from retrieval.embedder import Embedder, EmbedderError, MiniLMEmbedder
 
 ADAM = Passage(
     key="S1",
@@ -35,6 +39,32 @@ RESNET = Passage(
     coverage=1.0,
     pdf_url="https://arxiv.org/pdf/1512.03385v1",
 )
+# Says what ADAM's passage says in mostly other words: under half of its content words are there.
+PARAPHRASE = (
+    "Every parameter has its own adaptive learning rate in Adam, based on the gradient's mean and variance."
+)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    """The bundled embedder, as the search (and so the chat) uses it."""
+    return MiniLMEmbedder(threads=1)
+
+
+@pytest.fixture(params=["lexical", "lexical+embedding"])
+def embedder(request: pytest.FixtureRequest, minilm: Embedder) -> Embedder | None:
+    """Attribution without and with the embedding overlap: the checks below hold for both."""
+    return None if request.param == "lexical" else minilm
+
+
+class BrokenEmbedder:
+    name = "broken"
+    dim = 384
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise EmbedderError("the embedding server is down")
+
+
 ANSWER = "Adam adapts learning rates [S1] and residual nets reach 152 layers [S2][S7]. See [4] and [S1, S9]."
 
 
@@ -78,19 +108,21 @@ def test_references_are_built_from_passages_in_citation_order() -> None:
     assert str(refs[1]["paper_url"]).startswith("/papers/1412.6980-")
 
 
-def test_an_uncited_sentence_a_passage_supports_gets_its_citation() -> None:
-    checked = verify("Residual learning eases training of substantially deeper networks.", [ADAM, RESNET], {})
+def test_an_uncited_sentence_a_passage_supports_gets_its_citation(embedder: Embedder | None) -> None:
+    checked = verify(
+        "Residual learning eases training of substantially deeper networks.", [ADAM, RESNET], {}, embedder
+    )
     assert checked.answer == "Residual learning eases training of substantially deeper networks [1]."
     assert checked.numbers == {"S2": 1} and not checked.unsupported and checked.flags == []
 
 
-def test_unsupported_sentences_numbers_and_quotes_are_flagged() -> None:
+def test_unsupported_sentences_numbers_and_quotes_are_flagged(embedder: Embedder | None) -> None:
     answer = (
         "Adam computes adaptive learning rates from moment estimates [1]. "
         'It was "tuned on a billion images by hand" [1] with alpha = 0.001 and 7 restarts. '
         "Penguins migrate across frozen southern oceans every winter."
     )
-    checked = verify(answer, [ADAM, RESNET], {"S1": 1})
+    checked = verify(answer, [ADAM, RESNET], {"S1": 1}, embedder)
     kinds = {(f.kind, f.text) for f in checked.flags}
     assert ("number", "7") in kinds and ("number", "0.001") not in kinds
     assert ("quote", "tuned on a billion images by hand") in kinds
@@ -103,6 +135,27 @@ def test_a_verbatim_quote_passes() -> None:
     assert verify(answer, [ADAM], {"S1": 1}).flags == []
 
 
-def test_an_answer_citing_nothing_is_unsupported() -> None:
-    checked = verify("Penguins migrate across frozen southern oceans every winter.", [ADAM, RESNET], {})
+def test_an_answer_citing_nothing_is_unsupported(embedder: Embedder | None) -> None:
+    penguins = "Penguins migrate across frozen southern oceans every winter."
+    checked = verify(penguins, [ADAM, RESNET], {}, embedder)
     assert checked.unsupported and checked.numbers == {}
+
+
+def test_a_paraphrase_is_attributed_by_its_embedding_overlap(minilm: Embedder) -> None:
+    """Lexical overlap alone (under half the words) leaves the paraphrase unsupported; its meaning,
+    close to one of ADAM's sentences, attributes it to ADAM and not to RESNET."""
+    lexical = verify(PARAPHRASE, [ADAM, RESNET], {})
+    assert lexical.unsupported and [f.kind for f in lexical.flags] == ["sentence"]
+    checked = verify(PARAPHRASE, [RESNET, ADAM], {}, minilm)
+    assert checked.numbers == {"S1": 1} and checked.answer.endswith("variance [1].")
+    assert checked.flags == []
+
+
+def test_a_wrong_citation_is_corrected_to_the_passage_that_supports_it(minilm: Embedder) -> None:
+    checked = verify(PARAPHRASE.replace(".", " [1]."), [ADAM, RESNET], {"S2": 1}, minilm)
+    assert checked.numbers == {"S2": 1, "S1": 2} and checked.answer.endswith("[1] [2].")
+
+
+def test_a_failing_embedder_leaves_the_lexical_overlap_to_decide() -> None:
+    broken = verify(PARAPHRASE, [ADAM, RESNET], {}, BrokenEmbedder())
+    assert broken == verify(PARAPHRASE, [ADAM, RESNET], {})

@@ -195,3 +195,13 @@ def test_highlights_match_the_way_the_index_matches() -> None:
     words = [text[a:b] for a, b in highlight_spans(text, "moment estimation of adaptive methods")]
     assert words == ["adaptive", "estimates", "moments"]
     assert highlight_spans(text, "the of and") == []
+
+
+def test_document_frequencies_count_the_documents_holding_each_token(index: LexicalIndex) -> None:
+    tokens = index.tokenize(["learning residual zxqvj"])[0]
+    count, frequencies = index.document_frequencies("papers", tokens)
+    assert count == 3
+    assert frequencies == {"learn": 1, "residu": 1, "zxqvj": 0}
+    network = index.tokenize(["networks"])[0]
+    assert index.document_frequencies("papers", network)[1] == {"network": 2}
+    assert index.document_frequencies("chunks", ["learn"]) == (0, {"learn": 0})  # nothing indexed
