@@ -55,7 +55,9 @@ def test_a_burst_across_two_processes_is_admitted_at_most_limit_times(tmp_path: 
     assert accepted <= LIMIT
     assert accepted == LIMIT  # and the limit is reached, not undercut
     assert all(int(a.headers["retry-after"]) >= 1 for a in refused)
-    assert {a.url.port for a in answers if a.status_code == 200} == {int(u.rsplit(":", 1)[1]) for u in urls}
+    # Both processes took part in the burst (which one admits the allowance is a race), and between
+    # them they admitted it once: alone, each would have admitted LIMIT.
+    assert {a.url.port for a in answers} == {int(u.rsplit(":", 1)[1]) for u in urls}
 
 
 def test_behind_a_configured_proxy_the_forwarded_address_is_the_client(
