@@ -145,8 +145,11 @@ def test_a_readers_journey_with_a_screenshot_of_each_step(
     journey.shot("evidence")
     answer = page.locator("[data-chat-dock] .answer")
     expect(answer).to_contain_text("The Transformer")
+    answer.scroll_into_view_if_needed()  # the dock's log scrolls: show the answer in the picture
     journey.shot("answer-streaming")
-    page.locator("[data-chat-dock] ol.references").wait_for()
+    references = page.locator("[data-chat-dock] ol.references")
+    references.wait_for()
+    references.scroll_into_view_if_needed()
     journey.shot("answer")
     trace = page.evaluate("window.__trace")
     shown = [t for t in trace if t["answer"]]
