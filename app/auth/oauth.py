@@ -21,6 +21,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 from authlib.integrations.httpx_client.oauth2_client import httpx2
@@ -124,6 +125,14 @@ class Provider:
                 raise SignInFailed(f"{self.title}'s signing keys are not a key set.")
             self._jwks = found
         return self._jwks
+
+    def form_origins(self) -> set[str]:
+        """Where a sign-in form's redirect may lead (for the page's CSP ``form-action``): the
+        issuer's origin and, once discovered, the authorization endpoint's (no network here)."""
+        endpoints = [self.issuer]
+        if self._metadata is not None and isinstance(self._metadata.get("authorization_endpoint"), str):
+            endpoints.append(self._metadata["authorization_endpoint"])
+        return {"{0.scheme}://{0.netloc}".format(urlsplit(e)) for e in endpoints}
 
     # -- the flow --------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from accounts import queries as accounts
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token, signed_in
 from app.auth.wiring import auth_state, page_context
+from app.controllers.signin import with_provider_forms
 from app.rendering import AppPages, View
 from catalog.db import transaction
 
@@ -90,7 +91,7 @@ async def _account_page(
         status=status,
         cacheable=False,
     )
-    return pages.render(view, "html", page_context(request)).response()
+    return with_provider_forms(pages.render(view, "html", page_context(request)).response(), auth)
 
 
 @get("/account", include_in_schema=False, guards=[signed_in], opt=PRIVATE)

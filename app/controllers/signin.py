@@ -86,12 +86,25 @@ def _signin_view(state: AuthState, request: Request[Any, Any, Any], next_path: s
     )
 
 
+def with_provider_forms(response: Response[bytes], state: AuthState) -> Response[bytes]:
+    """``response`` (a page holding the providers' sign-in forms) with a CSP whose ``form-action``
+    also allows the providers: Chromium checks it, with the form page's policy, against where the
+    form's answer redirects (the provider), and blocks the sign-in otherwise."""
+    origins = sorted(set().union(*(p.form_origins() for p in state.providers.values())))
+    if origins:
+        allowed = " ".join(["'self'", *origins])
+        policy = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action {allowed}")
+        response.headers["content-security-policy"] = policy
+    return response
+
+
 @get("/signin", include_in_schema=False)
 async def signin_page(
     request: Request[Any, Any, Any], pages: AppPages, next_path: NextPath = None
 ) -> Response[bytes]:
-    view = _signin_view(auth_state(request), request, safe_next(next_path))
-    return pages.render(view, "html", page_context(request)).response()
+    state = auth_state(request)
+    view = _signin_view(state, request, safe_next(next_path))
+    return with_provider_forms(pages.render(view, "html", page_context(request)).response(), state)
 
 
 @post("/signin/{provider:str}", include_in_schema=False, status_code=HTTP_303_SEE_OTHER)
@@ -120,10 +133,7 @@ async def signin_start(request: Request[Any, Any, Any], provider: FromPath[str])
         "started": now,
     }
     request.session[FLOWS] = flows
-    # Browsers apply the CSP's form-action to where a form's answer redirects: allow the provider.
-    provider_origin = "{0.scheme}://{0.netloc}".format(urlsplit(started.url))
-    policy = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {provider_origin}")
-    return Redirect(started.url, status_code=HTTP_303_SEE_OTHER, headers={"content-security-policy": policy})
+    return Redirect(started.url, status_code=HTTP_303_SEE_OTHER)
 
 
 @get("/signin/{provider:str}/callback", include_in_schema=False)

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
-from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, CHROMIUM, LAUNCH_ARGS, Log, open_tab
+from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, Log, open_tab
 from tests.integration.chat_corpus import FULL_TEXT, build
 from tests.integration.scripted_llm import ScriptedLLM
 from tests.integration.signin_peers import app_processes
@@ -41,15 +41,6 @@ class Tab:
     page: Page
     log: Log
     model: ScriptedLLM
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: run scripts/ensure-services.sh (make test does)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -8,29 +8,18 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from catalog.db import make_engine, migrate
 from ingest.importer import Importer
 from ingest.sources import listings
-from tests.browser.test_browser import CHROMIUM, LAUNCH_ARGS, open_tab
+from tests.browser.test_browser import open_tab
 from tests.integration.signin_peers import app_processes
 
 LINK = re.compile(r"Sign in on this machine \(one time, valid \d+ min\): (\S+)")
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: run scripts/ensure-services.sh (make test does)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 def _catalogue(data: Path) -> None:

@@ -137,6 +137,13 @@ def test_sign_in_over_http_with_a_real_provider(site: Site) -> None:
     assert "set-cookie" not in home.headers  # anonymous pages carry no cookie (and stay cacheable)
     signin_page = alice.client.get("/signin?next=/papers")
     assert "Continue with Test SSO" in signin_page.text and "Continue with ORCID" in signin_page.text
+    # The forms' answer redirects to the providers: the page's form-action allows exactly them.
+    directives = dict(
+        d.strip().split(" ", 1) for d in signin_page.headers["content-security-policy"].split(";")
+    )
+    providers = (site.settings.auth.oidc_issuer, site.settings.auth.orcid_issuer)
+    assert sorted(directives["form-action"].split()) == sorted(["'self'", *providers])
+    assert "form-action 'self';" in httpx.get(f"{site.base}/papers").headers["content-security-policy"]
 
     authorize = alice.start("oidc", "/papers?page=1")
     params = query(authorize)
