@@ -162,12 +162,13 @@ def test_server_errors_are_retried_with_backoff_within_the_rate_limit(server: Se
         [(503, {}, b"busy"), (502, {}, b"bad gateway"), (200, {}, PDF)]
     )
     server.routes["/flaky"] = lambda: next(answers)
-    with fetcher(interval=0.2) as f:
+    with fetcher(interval=0.5) as f:
         assert f.get(server.url("/flaky")) == PDF
     times = [t for _, t in server.hits]
     assert len(times) == 3
-    # Admissions are exactly >= 0.2 s apart (test_fetch_policy); arrival adds a little network jitter.
-    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.17
+    # Admissions are exactly >= 0.5 s apart (test_fetch_policy); arrival adds network and scheduling
+    # jitter, which on a loaded 2-core machine reached tens of milliseconds.
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.35
 
 
 def test_retries_give_up_with_the_last_reason(server: Server) -> None:
