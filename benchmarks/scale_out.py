@@ -26,13 +26,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
 import httpx
-from sqlalchemy import create_engine, text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -44,7 +42,8 @@ from catalog.db import make_engine  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import kaggle  # noqa: E402
 from settings import SHARED_DATA  # noqa: E402
-from tests.conftest import POSTGRES_ADMIN_URL, running_chroma  # noqa: E402
+from tests.conftest import running_chroma  # noqa: E402
+from tests.integration.browse_catalogue import catalogue_url  # noqa: E402
 from tests.integration.cluster_peers import Nginx, RedisServer, Service, wait_until  # noqa: E402
 from tests.integration.indexing_peers import (  # noqa: E402
     embedding_env,
@@ -59,20 +58,6 @@ from tests.integration.scripted_llm import ScriptedLLM  # noqa: E402
 from tests.integration.signin_peers import api_token  # noqa: E402
 
 P99_TARGET_MS = 200.0
-
-
-@contextmanager
-def database() -> Iterator[str]:
-    name = f"wovepaper_bench_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def run_to_end(name: str, args: list[str], env: dict[str, str], work: Path) -> None:
@@ -172,7 +157,7 @@ def main() -> None:
 
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wovepaper-scale-")))
-        database_url = stack.enter_context(database())
+        database_url = stack.enter_context(catalogue_url("postgresql", work))
         redis = RedisServer(work / "redis")
         redis.start()
         stack.callback(redis.stop)

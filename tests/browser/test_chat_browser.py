@@ -21,8 +21,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, exp
 from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, Log, open_tab
 from tests.integration.chat_corpus import FULL_TEXT, build
 from tests.integration.scripted_llm import ScriptedLLM
-from tests.integration.signin_peers import app_processes
-from tests.integration.test_chat_pages import printed_link
+from tests.integration.signin_peers import app_processes, printed_link
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,6 @@ finds the link used up. The strict CSP stays quiet throughout."""
 from __future__ import annotations
 
 import json
-import re
-import time
 from pathlib import Path
 
 import httpx
@@ -17,9 +15,7 @@ from catalog.db import make_engine, migrate
 from ingest.importer import Importer
 from ingest.sources import listings
 from tests.browser.test_browser import open_tab
-from tests.integration.signin_peers import app_processes
-
-LINK = re.compile(r"Sign in on this machine \(one time, valid \d+ min\): (\S+)")
+from tests.integration.signin_peers import app_processes, printed_link
 
 
 def _catalogue(data: Path) -> None:
@@ -41,19 +37,10 @@ def _catalogue(data: Path) -> None:
     engine.dispose()
 
 
-def _printed_link(log: Path) -> str:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if found := LINK.search(log.read_text(errors="replace")):
-            return found.group(1)
-        time.sleep(0.2)
-    raise AssertionError(f"no sign-in link printed:\n{log.read_text()[-2000:]}")
-
-
-def test_a_newcomer_signs_in_with_the_printed_link(chromium: Browser, tmp_path: Path) -> None:
+def test_a_newcomer_signs_in_with_theprinted_link(chromium: Browser, tmp_path: Path) -> None:
     _catalogue(tmp_path / "app-0")
     with app_processes(tmp_path, 1, {}) as (base,):
-        link = _printed_link(tmp_path / "app-0" / "server.log")
+        link = printed_link(tmp_path / "app-0" / "server.log")
         assert link.startswith(f"{base}/signin/local?token=")
 
         context, tab, log = open_tab(chromium, base)

@@ -17,6 +17,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -45,6 +46,20 @@ def oidc_mock() -> Iterator[str]:
     """A running oidc-provider-mock; yields its issuer (``http://localhost:<port>``)."""
     with run_server_in_thread(port=0) as server:
         yield f"http://localhost:{server.server_port}"
+
+
+# What `python -m app serve` prints for the local sign-in link.
+LINK = re.compile(r"Sign in on this machine \(one time, valid \d+ min\): (\S+)")
+
+
+def printed_link(log: Path) -> str:
+    """The local sign-in link an app process printed to ``log`` (waits for it)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if found := LINK.search(log.read_text(errors="replace")):
+            return found.group(1)
+        time.sleep(0.2)
+    raise AssertionError(f"no sign-in link printed:\n{log.read_text()[-2000:]}")
 
 
 def api_token(

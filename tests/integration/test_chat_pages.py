@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +16,10 @@ import pytest
 from catalog.db import make_engine, migrate
 from ingest.importer import Importer
 from ingest.sources import listings
-from tests.integration.signin_peers import app_processes
+from tests.integration.signin_peers import app_processes, printed_link
 
 pytestmark = pytest.mark.slow
 
-LINK = re.compile(r"Sign in on this machine \(one time, valid \d+ min\): (\S+)")
 PAPER = "2401.00002"
 TITLE = "A paper to <chat> with"
 
@@ -41,15 +39,6 @@ def catalogue(data: Path, rows: list[dict[str, object]]) -> None:
     listing.write_text("".join(json.dumps(row) + "\n" for row in rows))
     Importer(engine, source="listings").run(listings.read(listing))
     engine.dispose()
-
-
-def printed_link(log: Path) -> str:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if found := LINK.search(log.read_text(errors="replace")):
-            return found.group(1)
-        time.sleep(0.2)
-    raise AssertionError(f"no sign-in link printed:\n{log.read_text()[-2000:]}")
 
 
 @pytest.fixture(scope="module")
