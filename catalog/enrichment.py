@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import DateTime, ForeignKey, Index, String, Text, select
+from sqlalchemy import DateTime, ForeignKey, Index, String, Text, inspect, select, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from catalog.models import Base
@@ -98,3 +98,33 @@ def surviving_researcher_id(session: Session, researcher_id: int) -> int | None:
             return None if current == researcher_id else current
         seen.add(target)
         current = target
+
+
+def move_researcher_references(session: Session, gone_id: int, keep_id: int) -> None:
+    """Point every row that refers to researcher ``gone_id`` at ``keep_id`` before it is deleted.
+
+    Other packages' tables refer to researchers too (a person's follows live in ``accounts``, which
+    the catalogue must not import), so the referring tables are read from the database itself. A row
+    whose twin already refers to ``keep_id`` (someone who followed both) is left to the delete's
+    cascade rather than duplicated.
+    """
+    bind = session.connection()
+    inspector = inspect(bind)
+    quote = bind.dialect.identifier_preparer.quote
+    for table in inspector.get_table_names():
+        for fk in inspector.get_foreign_keys(table):
+            if fk["referred_table"] != "researchers" or len(fk["constrained_columns"]) != 1:
+                continue
+            column = fk["constrained_columns"][0]
+            key = inspector.get_pk_constraint(table).get("constrained_columns") or []
+            others = [c for c in key if c != column]
+            # Identifiers come from the database's own catalogue, quoted; values are bound.
+            table_q, column_q = quote(table), quote(column)
+            twin = " AND ".join(f"o.{quote(c)} = {table_q}.{quote(c)}" for c in others)
+            sql = f"UPDATE {table_q} SET {column_q} = :keep WHERE {column_q} = :gone"  # noqa: S608
+            if column in key and others:
+                sql += f" AND NOT EXISTS (SELECT 1 FROM {table_q} o WHERE o.{column_q} = :keep AND {twin})"  # noqa: S608
+            session.execute(
+                text(sql),
+                {"keep": keep_id, "gone": gone_id},
+            )

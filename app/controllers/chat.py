@@ -42,6 +42,7 @@ from app.negotiation import accept_qualities
 from app.services import AppServices, Services
 from catalog import arxiv_ids
 from catalog.db import transaction
+from catalog.queries import paper_summaries
 from catalog.text import scrub
 from chat import conversations
 from chat.pipeline import Event, Outcome, Turn
@@ -364,21 +365,26 @@ class ConversationController(Controller):
         actor = actor_of(request)
         conversation_id, markdown = _conversation_id(ref)
 
-        def read(db: Any) -> tuple[str, list[dict[str, Any]]] | None:
+        def read(db: Any) -> tuple[str, list[dict[str, Any]], list[dict[str, str]]] | None:
             found = conversations.owned(db, actor.person_id, conversation_id)
             if found is None:
                 return None
-            return found.title, [_message_json(m) for m in conversations.messages(db, conversation_id)]
+            stored = conversations.messages(db, conversation_id)
+            # Reopened, a conversation goes on about the papers its last answer was scoped to.
+            answers = [m for m in stored if m.role == "assistant"]
+            scoped = (answers[-1].details or {}).get("papers", []) if answers else []
+            scope = [{"arxiv_id": p.arxiv_id, "title": p.title} for p in paper_summaries(db, scoped)]
+            return found.title, [_message_json(m) for m in stored], scope
 
         result = await _in_transaction(services, read)
         if result is None:
             raise NotFoundException(detail="There is no such conversation.")
-        title, messages = result
+        title, messages, scope = result
         if markdown:
             return Response(
                 _conversation_markdown(title, messages), media_type="text/markdown; charset=utf-8"
             )
-        return Response({"id": conversation_id, "title": title, "messages": messages})
+        return Response({"id": conversation_id, "title": title, "messages": messages, "scope": scope})
 
     @patch(
         "/",

@@ -473,6 +473,7 @@ class ChatPanel {
   show(conversation) {
     this.controller?.abort();
     this.conversationId = conversation.id;
+    this.setScope((conversation.scope ?? []).map((p) => [p.arxiv_id, p.title]));
     this.log.replaceChildren();
     let turn = null;
     for (const message of conversation.messages ?? []) {

@@ -49,6 +49,7 @@ from catalog.enrichment import (
     PaperEnrichment,
     ResearcherChange,
     ResearcherEnrichment,
+    move_researcher_references,
 )
 from catalog.models import Affiliation, Authorship, Paper, Researcher, ResearcherInstitution
 from catalog.names import fold, person_key
@@ -522,6 +523,8 @@ class Merger:
             session, "merged", gone_id, keep.id, source, external_id,
             f"{gone.display_name!r} shares {_shared(keep, gone)} with {keep.display_name!r}",
         )  # fmt: skip
+        session.flush()
+        move_researcher_references(session, gone_id, keep.id)  # follows, "this is me" claims …
         # A bulk delete: the ORM would otherwise null the FKs of authorships it still holds for ``gone``.
         session.execute(
             delete(Researcher).where(Researcher.id == gone_id),

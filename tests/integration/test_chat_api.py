@@ -195,7 +195,9 @@ def test_conversations_belong_to_their_owner(app: Served) -> None:
     app.model.script(["Attention [S1]."], ["It is used in parallel [S1]."])
     first = ask(app, alice)
     conversation_id = only(first, "done")[0]["conversation_id"]
-    follow_up = ask(app, alice, "And why is it faster?", conversation_id=conversation_id)
+    follow_up = ask(
+        app, alice, "And why is it faster?", conversation_id=conversation_id, papers=["1706.03762v5"]
+    )
     assert only(follow_up, "done")[0]["conversation_id"] == conversation_id
     as_alice = {"Authorization": f"Bearer {alice}"}
     as_bob = {"Authorization": f"Bearer {bob}"}
@@ -205,6 +207,9 @@ def test_conversations_belong_to_their_owner(app: Served) -> None:
         shown = client.get(f"/api/chat/conversations/{conversation_id}", headers=as_alice).json()
         assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
         assert shown["messages"][1]["references"][0]["key"] == "S1"
+        # Reopened, it keeps the scope its last question had (canonical id, with the title to show).
+        assert [p["arxiv_id"] for p in shown["scope"]] == ["1706.03762"]
+        assert shown["scope"][0]["title"].startswith("Attention Is All You Need")
         for method, path in [
             ("GET", f"/api/chat/conversations/{conversation_id}"),
             ("GET", f"/api/chat/conversations/{conversation_id}.md"),

@@ -15,6 +15,7 @@ from litestar.testing import TestClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from accounts.models import Follow, Person
 from app.main import create_app
 from catalog.db import make_engine, migrate
 from catalog.enrichment import (
@@ -607,3 +608,41 @@ def _site(engine: Engine) -> Iterator[TestClient[Any]]:
         with TestClient(create_app()) as client:
             yield client
     get_settings.cache_clear()
+
+
+def test_a_merge_moves_follows_and_claims_to_the_survivor(engine: Engine, tmp_path: Path) -> None:
+    _import_kaggle(
+        engine,
+        tmp_path,
+        [
+            _paper("2401.00001", "On engines", "Ada Lovelace, Charles Babbage", "cs.LG"),
+            _paper("2401.00003", "On notes", "Augusta Ada King", "math.HO"),
+        ],
+    )
+    with Session(engine) as s, s.begin():
+        first, second = s.execute(select(Paper.id).order_by(Paper.arxiv_id)).scalars().all()
+        ada = _researcher(s, "Ada Lovelace").id
+        king = _researcher(s, "Augusta Ada King").id
+        both, one = Person(display_name="Follows both"), Person(display_name="Follows the merged one")
+        one.researcher_id = max(ada, king)  # "this is me" on the id that goes away
+        s.add_all([both, one])
+        s.flush()
+        s.add_all(
+            [
+                Follow(person_id=both.id, researcher_id=ada),
+                Follow(person_id=both.id, researcher_id=king),
+                Follow(person_id=one.id, researcher_id=max(ada, king)),
+            ]
+        )
+        both_id, one_id = both.id, one.id
+    merger = Merger()
+    with Session(engine) as s, s.begin():
+        for paper, name in ((first, "Ada Lovelace"), (second, "Augusta Ada King")):
+            facts = WorkFacts("openalex", f"W{paper}", 1, (AuthorFacts(0, name, "A7"),))
+            merger.paper(s, paper, "openalex", facts, NOW)
+    assert merger.counts.merged == 1
+    keep = min(ada, king)
+    with Session(engine) as s:
+        follows = s.execute(select(Follow.person_id, Follow.researcher_id).order_by(Follow.person_id)).all()
+        assert [tuple(f) for f in follows] == [(both_id, keep), (one_id, keep)]
+        assert s.execute(select(Person.researcher_id).where(Person.id == one_id)).scalar_one() == keep
