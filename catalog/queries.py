@@ -733,14 +733,13 @@ def same_name(
         if rid is not None and other is not None:
             shared[rid][other] = count
     top = {rid: sorted(c, key=lambda other: (-c[other], other))[:3] for rid, c in shared.items()}
-    names = {
-        rid: name
-        for rid, name in session.execute(
+    names = dict(
+        session.execute(
             select(Researcher.id, Researcher.display_name).where(
                 Researcher.id.in_({other for chosen in top.values() for other in chosen})
             )
-        )
-    }
+        ).all()
+    )
 
     institutions = _main_institutions(session, ids)
 
