@@ -340,6 +340,7 @@ def test_same_name_list_compares_the_people(site: Browse) -> None:
     assert f"/researchers/{second}-{slug}" in page.hrefs()
     assert page.find("a", href="#same-name"), "the side column points at the comparison"
     assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    assert page.find("caption", id="same-name-caption"), "the table and its scrolling region are named"
     # This person first, then the other; each row: name, papers, years, fields, co-authors,
     # institution, h-index.
     this, other = _table(html, "namesakes")
