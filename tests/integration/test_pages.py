@@ -372,6 +372,7 @@ def test_name_variants_are_listed(site: Browse) -> None:
     page = parse_html(html)
     assert "<h1>Zoë Ästrand</h1>" in html, "shown under the fuller spelling"
     assert page.find("p", class_="aka") and "Also written as Zoe Astrand" in page.text
+    assert _ld_nodes(html, "Person")[0]["alternateName"] == ["Zoe Astrand"]
     assert "3 papers here" in page.text, "both spellings are one person"
     assert not page.find("section", **{"aria-labelledby": "same-name"}), "nobody else has this name"
     assert "Also written as Zoe Astrand." in _markdown(site, path)
