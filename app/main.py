@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             institutions.institutions,
             institutions.institution,
             pages.about,
+            pages.about_researchers,
             pages.contact,
             pages.privacy,
             pages.developers,

@@ -329,7 +329,8 @@ class AgentServer:
             ],
         ) -> Annotated[CallToolResult, Researcher]:
             """A researcher: papers here (newest first), author positions, fields, co-authors,
-            institutions, and h-index and citations where enrichment knows them."""
+            institutions, h-index and citations where enrichment knows them, the spellings of their
+            name, and the other researchers of the same name with what tells them apart."""
 
             def work(db: Session) -> tuple[str, Researcher]:
                 ident = str(researcher_id)

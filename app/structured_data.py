@@ -120,6 +120,8 @@ def person(site: Site, profile: ResearcherProfile) -> JsonLd:
     }
     if same_as:
         node["sameAs"] = same_as
+    if profile.name_variants:
+        node["alternateName"] = profile.name_variants
     if profile.institutions:
         node["affiliation"] = [
             {"@type": "Organization", "name": i.name, "url": site.url(i.path)} for i in profile.institutions

@@ -16,7 +16,7 @@ from itertools import combinations
 from typing import Generic, TypeVar
 
 from anyascii import anyascii
-from sqlalchemy import ColumnElement, Select, bindparam, exists, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from catalog.models import (
@@ -30,7 +30,7 @@ from catalog.models import (
     Researcher,
     ResearcherInstitution,
 )
-from catalog.names import fold
+from catalog.names import display_name, fold, person_key
 
 T = TypeVar("T")
 
@@ -40,6 +40,8 @@ CATEGORY = re.compile(r"[a-z]+(?:-[a-z]+)?(?:\.[A-Za-z]+(?:-[A-Za-z]+)?)?")
 # Papers with more authors than this are left out of co-author pictures (same bound as the resolver's
 # co-author evidence): a 300-author collaboration says little about who works with whom.
 MAX_NETWORK_AUTHORS = 50
+# The researcher page compares at most this many namesakes (most papers first) and counts the rest.
+SAME_NAME_LIMIT = 50
 
 
 def slugify(text: str, limit: int = 80) -> str:
@@ -229,6 +231,46 @@ class InstitutionRef:
 
 
 @dataclass(frozen=True, slots=True)
+class Namesake:
+    """What tells one researcher apart from others of the same name."""
+
+    id: int
+    name: str
+    papers: int
+    first_year: int | None
+    last_year: int | None
+    categories: list[str]  # the most frequent on their papers, at most three
+    coauthors: list[NetworkNode]  # the co-authors sharing most papers, at most three
+    institution: InstitutionRef | None  # on most of their papers here, else from enrichment
+    h_index: int | None
+    citation_count: int | None
+
+    @property
+    def path(self) -> str:
+        return researcher_path(self.id, self.name)
+
+    @property
+    def years(self) -> str | None:
+        """``"2019–2024"``, ``"2021"`` or None when no paper has a date."""
+        if self.first_year is None or self.last_year is None:
+            return None
+        return (
+            str(self.first_year)
+            if self.first_year == self.last_year
+            else f"{self.first_year}–{self.last_year}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SameName:
+    """A researcher beside the others whose name matches one of their spellings."""
+
+    this: Namesake
+    others: list[Namesake]  # most papers first, at most SAME_NAME_LIMIT
+    more: int  # others left out of the list
+
+
+@dataclass(frozen=True, slots=True)
 class ResearcherProfile:
     id: int
     name: str
@@ -243,7 +285,8 @@ class ResearcherProfile:
     papers: int
     positions: Positions
     fields: list[FieldCount]
-    same_name: list[ResearcherSummary]
+    name_variants: list[str]  # other spellings on their papers, most frequent first
+    same_name: SameName | None  # None when nobody else has one of their names
     institutions: list[InstitutionRef]
 
     @property
@@ -579,19 +622,8 @@ def researcher_profile(session: Session, researcher_id: int) -> ResearcherProfil
         )
     ]
 
-    namesakes = session.execute(
-        select(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count).where(
-            Researcher.name_key == r.name_key, Researcher.id != r.id
-        )
-    ).all()
-    counts = _paper_counts(session, [s.id for s in namesakes])
-    same_name = sorted(
-        (
-            ResearcherSummary(s.id, s.display_name, counts.get(s.id, 0), s.h_index, s.citation_count)
-            for s in namesakes
-        ),
-        key=lambda s: (-s.papers, s.id),
-    )
+    spellings = _spellings(session, r.id)
+    keys = {r.name_key} | {k for k in map(person_key, spellings) if k}
 
     institutions = [
         InstitutionRef(i.id, i.name, i.ror_id, i.country_name)
@@ -617,9 +649,160 @@ def researcher_profile(session: Session, researcher_id: int) -> ResearcherProfil
         papers=papers,
         positions=positions,
         fields=fields,
-        same_name=same_name,
+        name_variants=[s for s in spellings if s != r.display_name],
+        same_name=same_name(session, r.id, keys),
         institutions=institutions,
     )
+
+
+def _spellings(session: Session, researcher_id: int) -> list[str]:
+    """The distinct spellings on a researcher's authorships (whitespace collapsed), most frequent first."""
+    counts = Counter[str]()
+    for name, n in session.execute(
+        select(Authorship.name, func.count())
+        .where(Authorship.researcher_id == researcher_id)
+        .group_by(Authorship.name)
+    ):
+        counts[display_name(name)] += n
+    return sorted(counts, key=lambda name: (-counts[name], name))
+
+
+def same_name(
+    session: Session, researcher_id: int, keys: Iterable[str], *, limit: int = SAME_NAME_LIMIT
+) -> SameName | None:
+    """``researcher_id`` beside the other researchers whose name key is one of ``keys`` (the folded
+    spellings on their papers), with what tells them apart; None when there are none.
+
+    A fixed number of statements whatever the number of namesakes: each fact is one grouped query
+    over all the people compared."""
+    found = {
+        p.id: p
+        for p in session.execute(
+            select(
+                Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count
+            ).where(or_(Researcher.name_key.in_(sorted(set(keys))), Researcher.id == researcher_id))
+        )
+    }
+    counts = _paper_counts(session, found)
+    others = sorted(
+        (rid for rid in found if rid != researcher_id and counts.get(rid)),
+        key=lambda rid: (-counts[rid], rid),
+    )
+    if researcher_id not in found or not others:
+        return None
+    people = {rid: found[rid] for rid in [researcher_id, *others[:limit]]}
+    ids = list(people)
+
+    day = func.coalesce(Paper.published_on, Paper.activity_on)
+    spans = {
+        rid: (_day(first), _day(last))
+        for rid, first, last in session.execute(
+            select(Authorship.researcher_id, func.min(day), func.max(day))
+            .join(Paper, Paper.id == Authorship.paper_id)
+            .where(Authorship.researcher_id.in_(ids))
+            .group_by(Authorship.researcher_id)
+        )
+    }
+
+    n = func.count(func.distinct(PaperCategory.paper_id))
+    categories: dict[int, Counter[str]] = {rid: Counter() for rid in ids}
+    for rid, category, count in session.execute(
+        select(Authorship.researcher_id, PaperCategory.category, n)
+        .join(PaperCategory, PaperCategory.paper_id == Authorship.paper_id)
+        .where(Authorship.researcher_id.in_(ids))
+        .group_by(Authorship.researcher_id, PaperCategory.category)
+    ):
+        if rid is not None:
+            categories[rid][category] = count
+
+    # Co-authors over papers of at most MAX_NETWORK_AUTHORS authors, as in the co-author picture.
+    mine, theirs = aliased(Authorship), aliased(Authorship)
+    small = (
+        select(Authorship.paper_id)
+        .where(Authorship.paper_id.in_(select(mine.paper_id).where(mine.researcher_id.in_(ids))))
+        .group_by(Authorship.paper_id)
+        .having(func.count() <= MAX_NETWORK_AUTHORS)
+    )
+    shared: dict[int, Counter[int]] = {rid: Counter() for rid in ids}
+    for rid, other, count in session.execute(
+        select(mine.researcher_id, theirs.researcher_id, func.count(func.distinct(mine.paper_id)))
+        .join(theirs, and_(theirs.paper_id == mine.paper_id, theirs.researcher_id != mine.researcher_id))
+        .where(mine.researcher_id.in_(ids), mine.paper_id.in_(small))
+        .group_by(mine.researcher_id, theirs.researcher_id)
+    ):
+        if rid is not None and other is not None:
+            shared[rid][other] = count
+    top = {rid: sorted(c, key=lambda other: (-c[other], other))[:3] for rid, c in shared.items()}
+    names = dict(
+        session.execute(
+            select(Researcher.id, Researcher.display_name).where(
+                Researcher.id.in_({other for chosen in top.values() for other in chosen})
+            )
+        ).all()
+    )
+
+    institutions = _main_institutions(session, ids)
+
+    def compared(rid: int) -> Namesake:
+        p, (first, last) = people[rid], spans.get(rid, (None, None))
+        return Namesake(
+            id=rid,
+            name=p.display_name,
+            papers=counts.get(rid, 0),
+            first_year=first.year if first else None,
+            last_year=last.year if last else None,
+            categories=[c for c, _ in sorted(categories[rid].items(), key=lambda c: (-c[1], c[0]))[:3]],
+            coauthors=[NetworkNode(other, names.get(other, "?"), shared[rid][other]) for other in top[rid]],
+            institution=institutions.get(rid),
+            h_index=p.h_index,
+            citation_count=p.citation_count,
+        )
+
+    return SameName(
+        this=compared(researcher_id),
+        others=[compared(rid) for rid in others[:limit]],
+        more=max(0, len(others) - limit),
+    )
+
+
+def _main_institutions(session: Session, ids: list[int]) -> dict[int, InstitutionRef]:
+    """Each researcher's institution: the one printed on most of their papers here, else the one
+    enrichment knows for the most years (two statements)."""
+    columns = (Institution.id, Institution.name, Institution.ror_id, Institution.country_name)
+    best: dict[int, tuple[tuple[int, int, str, int], InstitutionRef]] = {}
+    papers = func.count(func.distinct(Affiliation.paper_id))
+    printed = (
+        select(Authorship.researcher_id, papers, *columns)
+        .join(
+            Affiliation,
+            and_(
+                Affiliation.paper_id == Authorship.paper_id,
+                Affiliation.author_position == Authorship.position,
+            ),
+        )
+        .join(Institution, Institution.id == Affiliation.institution_id)
+        .where(Authorship.researcher_id.in_(ids))
+        .group_by(Authorship.researcher_id, *columns)
+    )
+    candidates = [
+        (rid, (1, n, "", -iid), InstitutionRef(iid, name, ror, country))
+        for rid, n, iid, name, ror, country in session.execute(printed)
+        if rid is not None
+    ]
+    enriched = (
+        select(ResearcherInstitution.researcher_id, ResearcherInstitution.years, *columns)
+        .join(Institution, Institution.id == ResearcherInstitution.institution_id)
+        .where(ResearcherInstitution.researcher_id.in_(ids))
+    )
+    for rid, years, iid, name, ror, country in session.execute(enriched):
+        seen = [str(y) for y in years or []]
+        candidates.append(
+            (rid, (0, len(seen), max(seen, default=""), -iid), InstitutionRef(iid, name, ror, country))
+        )
+    for rid, rank, ref in candidates:
+        if rid not in best or rank > best[rid][0]:
+            best[rid] = (rank, ref)
+    return {rid: ref for rid, (_, ref) in best.items()}
 
 
 def researcher_papers(

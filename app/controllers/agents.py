@@ -38,6 +38,7 @@ STATIC_PAGES = (
     "/researchers",
     "/institutions",
     "/about",
+    "/about/researchers",
     "/contact",
     "/privacy",
     "/developers",

@@ -18,12 +18,13 @@ from sqlalchemy.orm import Session
 
 from app.controllers.institutions import NameQuery as InstitutionQuery
 from app.controllers.institutions import resolve
+from app.controllers.pages import ATTRIBUTION_PATH
 from app.controllers.papers import Category, checked_category
 from app.controllers.researchers import NameQuery as ResearcherQuery
 from app.rendering import AppPages, markdown_path
 from app.services import DB
 from app.site import Site
-from catalog import arxiv_ids
+from catalog import arxiv_ids, queries
 from catalog.institutions import institution_papers, institution_researchers
 from catalog.queries import (
     PaperDetail,
@@ -175,6 +176,32 @@ class Coauthor:
 
 
 @dataclass
+class InstitutionRef:
+    id: int
+    name: str
+    ror_id: str | None
+    country_name: str | None
+    url: str
+
+
+@dataclass
+class Namesake:
+    """Another researcher of the same name, with what tells them apart."""
+
+    id: int
+    name: str
+    papers: int
+    first_year: int | None
+    last_year: int | None
+    categories: list[str]
+    coauthors: list[Coauthor]
+    institution: InstitutionRef | None
+    h_index: int | None
+    citation_count: int | None
+    url: str
+
+
+@dataclass
 class InstitutionItem:
     id: int
     name: str
@@ -210,7 +237,10 @@ class Researcher:
     semantic_scholar_id: str | None
     positions: Positions
     fields: list[FieldCount]
-    same_name: list[ResearcherItem]
+    name_variants: list[str]
+    same_name: list[Namesake]
+    same_name_more: int
+    attribution_url: str
     coauthors: list[Coauthor]
     institutions: list[InstitutionItem]
 
@@ -250,6 +280,23 @@ def _paper_item(site: Site, p: PaperSummary) -> PaperItem:
 
 def _researcher_item(site: Site, r: ResearcherSummary) -> ResearcherItem:
     return ResearcherItem(r.id, r.name, r.papers, r.h_index, r.citation_count, site.url(r.path))
+
+
+def _namesake(site: Site, n: queries.Namesake) -> Namesake:
+    i = n.institution
+    return Namesake(
+        id=n.id,
+        name=n.name,
+        papers=n.papers,
+        first_year=n.first_year,
+        last_year=n.last_year,
+        categories=n.categories,
+        coauthors=[Coauthor(c.id, c.name, c.shared, site.url(c.path)) for c in n.coauthors],
+        institution=InstitutionRef(i.id, i.name, i.ror_id, i.country_name, site.url(i.path)) if i else None,
+        h_index=n.h_index,
+        citation_count=n.citation_count,
+        url=site.url(n.path),
+    )
 
 
 def paper_document(site: Site, p: PaperDetail) -> Paper:
@@ -364,7 +411,7 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
     """The researcher ``raw`` names (an id), as the API answers it; 404 when there is none."""
     profile = _find_researcher(db, raw)
     network = coauthor_network(db, profile.id)
-    p = profile.positions
+    p, same = profile.positions, profile.same_name
     return Researcher(
         id=profile.id,
         name=profile.name,
@@ -387,7 +434,10 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
             "Counted over the papers where every author was matched to a researcher.",
         ),
         fields=[FieldCount(f.category, f.papers) for f in profile.fields],
-        same_name=[_researcher_item(site, s) for s in profile.same_name],
+        name_variants=profile.name_variants,
+        same_name=[_namesake(site, n) for n in same.others] if same else [],
+        same_name_more=same.more if same else 0,
+        attribution_url=site.url(ATTRIBUTION_PATH),
         coauthors=[
             Coauthor(n.id, n.name, n.shared, site.url(n.path)) for n in (network.nodes if network else [])
         ],

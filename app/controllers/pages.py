@@ -1,4 +1,4 @@
-"""The site's own pages: About, Contact, Privacy and Developers.
+"""The site's own pages: About, how papers are attributed to researchers, Contact, Privacy and Developers.
 
 Their prose is written once, as markdown templates in ``templates/content/``; the markdown answer
 is that text and the HTML page is the same text rendered by markdown-it (raw HTML disabled). The
@@ -54,6 +54,7 @@ ROUTES: tuple[RouteDoc, ...] = (
         "all resolve to the canonical page.",
     ),
     RouteDoc("/about", "What this is and where the data comes from."),
+    RouteDoc("/about/researchers", "How papers are attributed to researchers."),
     RouteDoc("/contact", "Who runs this installation."),
     RouteDoc("/privacy", "What is stored about visitors."),
     RouteDoc("/developers", "This page."),
@@ -145,8 +146,16 @@ def served_routes(app: Litestar) -> list[RouteDoc]:
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 
+# Where the researcher pages explain how their papers were attributed to them.
+ATTRIBUTION_PATH = "/about/researchers"
+# name (the path without its slash, and the template under content/) → title, description
 _PAGES = {
     "about": ("About", "What wovepaper is and where its data comes from."),
+    "about/researchers": (
+        "How papers are attributed to researchers",
+        "Which evidence joins an author on a paper to a researcher profile, and which keeps people "
+        "of the same name apart.",
+    ),
     "contact": ("Contact", "Who runs this installation and where corrections belong."),
     "privacy": ("Privacy", "What is stored about visitors: no cookies for browsing, no trackers."),
     "developers": (
@@ -165,7 +174,7 @@ def prose_view(pages: Pages, name: str, routes: list[RouteDoc]) -> View:
         description=description,
         path=f"/{name}",
         context={"body": Markup(text), "body_html": Markup(_MARKDOWN.render(text))},  # noqa: S704 - html disabled
-        crumbs=[(title, f"/{name}")],
+        crumbs=[*([("About", "/about")] if name.startswith("about/") else []), (title, f"/{name}")],
     )
 
 
@@ -176,6 +185,11 @@ async def _prose(request: Request[Any, Any, Any], pages: Pages, name: str) -> Pa
 @get("/about", include_in_schema=False, opt={PAGE_OPT: True})
 async def about(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
     return await _prose(request, pages, "about")
+
+
+@get(ATTRIBUTION_PATH, include_in_schema=False, opt={PAGE_OPT: True})
+async def about_researchers(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    return await _prose(request, pages, "about/researchers")
 
 
 @get("/contact", include_in_schema=False, opt={PAGE_OPT: True})

@@ -18,6 +18,7 @@ from accounts.queries import is_following
 from app.asgi import PAGE_OPT
 from app.auth.requester import Actor, requester
 from app.controllers.listing import name_listing_view
+from app.controllers.pages import ATTRIBUTION_PATH
 from app.controllers.papers import Category, PageNumber, checked_category
 from app.graphics import network_picture
 from app.rendering import AppPages, PageAnswer, Pages, Redirect, View, query_string
@@ -74,6 +75,8 @@ def researcher_view(
             "listing": listing,
             "category": category,
             "network": network,
+            "same": profile.same_name,
+            "attribution_path": ATTRIBUTION_PATH,
             "picture": network_picture(network) if network else None,
             "following": actor is not None and is_following(db, actor.person_id, profile.id),
             "page_query": lambda n: query_string(category=category, page=n),

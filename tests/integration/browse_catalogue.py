@@ -5,8 +5,9 @@ Contents, all from ``../shared/data``: the 249 Kaggle-snapshot records, the 35 P
 recorded arXiv API answers, ROR records for the institutions those affiliations name, and one
 enriched researcher (numbers from a real OpenAlex author).
 Institutions are imported and linked by the enrichment's own ROR import and affiliation matcher.
-Plus what real data lacks here: a paper whose title and author are hostile HTML/markdown, and two
-different people sharing one name (different fields, no shared co-author).
+Plus what real data lacks here: a paper whose title and author are hostile HTML/markdown, two
+different people sharing one name (different fields, years and co-authors; one with a known
+institution), and one person whose name is printed in two spellings.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ HOSTILE_TITLE = '<script>alert("title")</script> Robust *bold* [click](javascrip
 HOSTILE_AUTHOR = "Eve <img src=x onerror=alert(1)> Mallory"
 HOSTILE_ID = "2401.00001"
 NAMESAKE = "Quentin Zyxwvut"
+SPELLED = ("Zoë Ästrand", "Zoe Astrand")  # one person, written with and without accents
 INSTITUTIONS = (
     "University of Toronto",
     "University of Amsterdam",
@@ -72,7 +74,10 @@ class Facts:
 
     enriched_researcher: int  # Kingma: h-index, citations, works total, ORCID, OpenAlex id
     plain_researcher: int  # Jimmy Lei Ba: no enrichment
-    namesakes: tuple[int, int]
+    namesakes: tuple[
+        int, int
+    ]  # cs.CL with Alma Castellanos (2024); q-bio.GN with Bertil Oskarsson (2019–2024)
+    spelled: int  # Zoë Ästrand, also written Zoe Astrand
     hostile_researcher: int
     prolific_researcher: int
     collaborator: int
@@ -156,6 +161,30 @@ def _extra_listings() -> list[str]:
                 "categories": ["cs.CL", "cs.LG"],
                 "_listing_file": "2024-01-05",
             }
+        ),
+        _listing(
+            {
+                "id": "1907.00003",
+                "title": "Promoter motifs in budding yeast",
+                "summary": "An earlier study of yeast genes.",
+                "authors": ["Bertil Oskarsson", NAMESAKE],
+                "categories": ["q-bio.GN"],
+                "_listing_file": "2019-07-02",
+            }
+        ),
+        # One person, two spellings of the name, always with the same co-author.
+        *(
+            _listing(
+                {
+                    "id": f"2401.{n:05d}",
+                    "title": f"Succinct range queries, part {n - 6}",
+                    "summary": "Data structures.",
+                    "authors": [spelling, "Tove Lindahl"],
+                    "categories": ["cs.DS"],
+                    "_listing_file": f"2024-01-{n:02d}",
+                }
+            )
+            for n, spelling in ((7, SPELLED[0]), (8, SPELLED[1]), (9, SPELLED[0]))
         ),
         # A paper with an author string that names no person: its author positions are unknown.
         _listing(
@@ -255,6 +284,12 @@ def build(engine: Engine, shared: Path, work: Path) -> Facts:
             ).scalars()
         )
         assert len(namesakes) == 2, namesakes
+        # What enrichment would record: the biologist's institution.
+        yale = session.execute(
+            select(Institution.id).where(Institution.name == "Yale University")
+        ).scalar_one()
+        session.add(ResearcherInstitution(researcher_id=namesakes[1], institution_id=yale, source="openalex"))
+        session.commit()
         toronto = session.execute(
             select(Institution.id, Institution.ror_id).where(Institution.name == "University of Toronto")
         ).one()
@@ -262,6 +297,7 @@ def build(engine: Engine, shared: Path, work: Path) -> Facts:
             enriched_researcher=rid(ENRICHED),
             plain_researcher=rid("Jimmy Lei Ba"),
             namesakes=(namesakes[0], namesakes[1]),
+            spelled=rid(SPELLED[0]),
             hostile_researcher=rid(HOSTILE_AUTHOR),
             prolific_researcher=rid(PROLIFIC),
             collaborator=rid(COLLABORATOR),

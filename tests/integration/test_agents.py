@@ -101,6 +101,7 @@ def test_llms_txt_follows_the_spec_and_its_links_work(site: Browse) -> None:
     for _name, url, _notes in links:
         answer = site.client.get(_local(url), follow_redirects=True)
         assert answer.status_code == 200, url
+    assert BASE + "/about/researchers.md" in [url for _, url, _ in parsed.sections["Optional"]]
     example = next(url for name, url, _ in parsed.sections["Pages"] if name == "Example paper")
     assert site.client.get(_local(example)).headers["content-type"] == "text/markdown; charset=utf-8"
 
@@ -174,6 +175,7 @@ def test_sitemap_index_and_children(site: Browse) -> None:
     assert len(paper_urls) == papers and papers > PER_FILE, "all papers, over several files"
     assert len([u for u in urls if u.startswith(BASE + "/researchers/")]) == researchers
     assert [u for u in urls if u.startswith(BASE + "/institutions/")], "institutions with papers are listed"
+    assert BASE + "/about/researchers" in urls, "the site's own pages are listed"
     for url in [*paper_urls[:3], *paper_urls[-3:], *[u for u in urls if "/researchers/" in u][:3]]:
         assert site.client.get(_local(url), follow_redirects=False).status_code == 200, (
             "sitemap URLs are canonical"

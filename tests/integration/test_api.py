@@ -80,7 +80,16 @@ def test_researchers(api: Api) -> None:
     papers = _json(api, f"/api/researchers/{api.facts.prolific_researcher}/papers?category=stat.ML&size=100")
     assert papers["total"] == 13
     namesake = _json(api, f"/api/researchers/{api.facts.namesakes[0]}")
-    assert [s["id"] for s in namesake["same_name"]] == [api.facts.namesakes[1]]
+    (other,) = namesake["same_name"]
+    assert other["id"] == api.facts.namesakes[1] and namesake["same_name_more"] == 0
+    # What tells them apart: years, fields, co-authors, institution (the other is a biologist).
+    assert (other["first_year"], other["last_year"], other["categories"]) == (2019, 2024, ["q-bio.GN"])
+    assert [c["name"] for c in other["coauthors"]] == ["Bertil Oskarsson"]
+    assert other["institution"]["name"] == "Yale University" and other["h_index"] is None
+    assert namesake["attribution_url"] == BASE + "/about/researchers"
+    spelled = _json(api, f"/api/researchers/{api.facts.spelled}")
+    assert spelled["name"] == "Zoë Ästrand" and spelled["name_variants"] == ["Zoe Astrand"]
+    assert spelled["same_name"] == [] and spelled["papers"] == 3
     _json(api, "/api/researchers/999999999", status=404)
     _json(api, "/api/researchers/0", status=404)  # an address that names nothing: 404 (the rule)
     _json(api, "/api/researchers/abc", status=404)  # not an integer: no such route

@@ -147,6 +147,14 @@ def test_get_researcher_and_institution(site: McpSite) -> None:
     assert data["h_index"] == site.facts.h_index
     assert text_of(result).startswith("# Diederik P. Kingma") and data["url"] in text_of(result)
 
+    first, second = site.facts.namesakes  # the same view: the comparison in both parts of the answer
+    result = call(site, "get_researcher", {"researcher_id": first})
+    data = result.structured_content
+    assert data is not None and [n["id"] for n in data["same_name"]] == [second]
+    assert data["same_name"][0]["categories"] == ["q-bio.GN"] and "## Others with this name" in text_of(
+        result
+    )
+
     result = call(site, "get_institution", {"institution": f"ror:{site.facts.toronto_ror}"})
     assert not result.is_error, text_of(result)
     data = result.structured_content

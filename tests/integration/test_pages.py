@@ -306,15 +306,90 @@ def test_positions_count_only_fully_matched_papers(site: Browse) -> None:
     assert "- last author: 1" in markdown and "first author" not in markdown
 
 
-def test_same_name_list(site: Browse) -> None:
+def _table(html: str, css_class: str) -> list[list[str]]:
+    """The text of each body row's cells in the table of ``css_class``."""
+    table = re.search(rf'<table class="[^"]*\b{css_class}\b[^"]*">(.*?)</table>', html, re.S)
+    assert table, f"no table.{css_class}"
+    body = table[1].split("<tbody>", 1)[1]
+    return [
+        [
+            " ".join(re.sub(r"<[^>]+>", " ", cell).split())
+            for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)
+        ]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
+
+
+def _markdown_table(markdown: str, header: str) -> list[list[str]]:
+    """The cells of each row of the markdown table whose header line starts with ``header``."""
+    lines = markdown.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]])
+    return rows
+
+
+def test_same_name_list_compares_the_people(site: Browse) -> None:
     first, second = site.facts.namesakes
     slug = "quentin-zyxwvut"
-    page = parse_html(_html(site, f"/researchers/{first}-{slug}"))
-    assert "same name" in page.text
+    html = _html(site, f"/researchers/{first}-{slug}")
+    page = parse_html(html)
     assert f"/researchers/{second}-{slug}" in page.hrefs()
-    assert f"{NAMESAKE} — 1 paper" in page.text  # the other one, with its paper count
+    assert page.find("a", href="#same-name"), "the side column points at the comparison"
+    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    assert page.find("caption", id="same-name-caption"), "the table and its scrolling region are named"
+    # This person first, then the other; each row: name, papers, years, fields, co-authors,
+    # institution, h-index.
+    this, other = _table(html, "namesakes")
+    assert this[:5] == [f"{NAMESAKE} (this page)", "2", "2024", "cs.CL cs.LG", "Alma Castellanos"]
+    assert other[:6] == [NAMESAKE, "2", "2019–2024", "q-bio.GN", "Bertil Oskarsson", "Yale University"]
+    assert "/about/researchers" in page.hrefs() and "missing or misattributed" in page.text
+
+    from_the_other = _table(_html(site, f"/researchers/{second}-{slug}"), "namesakes")
+    assert [row[0] for row in from_the_other] == [f"{NAMESAKE} (this page)", NAMESAKE]
+    assert from_the_other[1][3:5] == ["cs.CL cs.LG", "Alma Castellanos"]
+
     markdown = _markdown(site, f"/researchers/{first}-{slug}")
-    assert f"[{NAMESAKE}](<{BASE}/researchers/{second}-{slug}>): 1 paper" in markdown
+    assert "## Others with this name" in markdown
+    rows = _markdown_table(markdown, "| Researcher |")
+    assert rows[0][:4] == [f"{NAMESAKE} (this page)", "2", "2024", "cs.CL, cs.LG"]
+    assert rows[1][:4] == [
+        f"[{NAMESAKE}](<{BASE}/researchers/{second}-{slug}>)",
+        "2",
+        "2019–2024",
+        "q-bio.GN",
+    ]
+    assert "Bertil Oskarsson" in rows[1][4] and "Yale University" in rows[1][5]
+    assert f"(<{BASE}/about/researchers>)" in markdown
+
+
+def test_name_variants_are_listed(site: Browse) -> None:
+    path = f"/researchers/{site.facts.spelled}-zoe-astrand"
+    html = _html(site, path)
+    page = parse_html(html)
+    assert "<h1>Zoë Ästrand</h1>" in html, "shown under the fuller spelling"
+    assert page.find("p", class_="aka") and "Also written as Zoe Astrand" in page.text
+    assert _ld_nodes(html, "Person")[0]["alternateName"] == ["Zoe Astrand"]
+    assert "3 papers here" in page.text, "both spellings are one person"
+    assert not page.find("section", **{"aria-labelledby": "same-name"}), "nobody else has this name"
+    assert "Also written as Zoe Astrand." in _markdown(site, path)
+
+
+def test_attribution_page(site: Browse) -> None:
+    path = "/about/researchers"
+    html = _html(site, path)
+    page = parse_html(html)
+    assert "How papers are attributed to researchers" in page.text
+    for needle in ("Co-authors", "People with the same name", "ORCID", "redirect"):
+        assert needle in page.text, needle
+    assert "Reporting a mistake" not in page.text, "no contact address is configured here"
+    assert _canonical(html) == BASE + path
+    markdown = _markdown(site, path)
+    assert markdown.startswith("# How papers are attributed to researchers") and "ORCID" in markdown
+    assert BASE + path in parse_html(_html(site, "/about")).hrefs()
 
 
 def test_coauthor_network_picture(site: Browse) -> None:
