@@ -8,12 +8,20 @@ needs the *page*, so fusion happens per chunk here:
    list is z-normalised over its own hits (the scale the ranker's fusion uses).
 2. **Chunk score** = ``(1 - w) * z_lexical + w * z_dense`` (``PassageConfig.dense_weight``); a
    chunk missing from a list takes that list's lowest z (it ranked below everything it returned).
-3. **Page score** = the best chunk score on the page + ``page_bonus`` for each further chunk hit on
-   it, at most ``max_bonus_hits`` of them: a page several retrieved chunks land on is likelier the
-   answer, but one strong chunk still beats many weak ones. A chunk spanning two pages counts for
-   both. Title + abstract chunks have no page (a PDF's abstract is on page 1, but the chunk comes
-   from the catalogue).
-4. **Paper score** = the best chunk score of the paper + the same bounded bonus over its other hit
+3. **Second stage** (``rescore_papers``): the first stage saw each list's global top k, so most
+   chunks of the best paper were never scored. Every chunk of the best paper (by the paper score
+   below) gets its exact BM25 score and cosine (a k-NN restricted to that paper), on the first
+   stage's z-scales, and is fused the same way.
+4. **Neighbours** (``neighbour_weight``): a body chunk moves that fraction of the way towards its
+   better adjacent chunk's score (an answer straddling a chunk boundary is split across both).
+5. **Page score** = the best chunk score on the page + ``page_bonus`` for each further first-stage
+   chunk hit on it, at most ``max_bonus_hits`` of them: a page several retrieved chunks land on is
+   likelier the answer, but one strong chunk still beats many weak ones. A chunk spanning two
+   pages counts for both. The title + abstract chunk comes from the catalogue and has no page, but
+   a PDF prints its abstract on page 1: for a paper with body chunks among the hits it also stands for page 1
+   (``front_page``), capped just below the paper's best body chunk (the papers corpus and the
+   chunk corpus are normalised apart, so the abstract's z is not comparable to a chunk's).
+6. **Paper score** = the best chunk score of the paper + the same bounded bonus over its other hit
    chunks. Pages are then ordered by their page score plus ``paper_weight`` times their paper's.
 
 The result keeps every chunk's text, pages and section, so passages can be quoted and cited.
@@ -38,7 +46,8 @@ FRONT_MARGIN = 1e-6
 @dataclass(frozen=True, slots=True)
 class PassageConfig:
     """Measured on the development questions (``evals/questions``, README): per chunk the dense
-    side deserves less weight than per paper (body chunks embed worse than abstracts)."""
+    side deserves less weight than per paper (body chunks embed worse than abstracts); the second
+    stage, neighbours and the front page each gained a question or two at page hit@5."""
 
     dense_weight: float = 0.3  # the lexical side gets 1 - dense_weight
     page_bonus: float = 0.1  # per further chunk hit on the page (in z units of the fused score)
