@@ -11,7 +11,7 @@ and lexical index (read-only: an embedded Chroma is opened without taking the wr
 running app is not disturbed; vectors it adds after we open are not seen).
 
 With ``--build`` the corpus is built by :mod:`evals.pages` instead (the 35 demo PDFs among
-abstracts, cached) and pages are ranked by :func:`retrieval.passages.rank_pages`.
+abstracts, cached) and pages are ranked by :func:`retrieval.passages.rank_passages`.
 
 - paper hit@1 / hit@5: the paper is the first / among the first five results;
 - page hit@1/@3/@5 and page MRR: over the ranked (paper, page) list, whether a gold page of the
