@@ -74,7 +74,7 @@ def test_a_newcomer_signs_in_with_theprinted_link(chromium: Browser, tmp_path: P
         assert me.status_code == 200 and me.json()["name"] == "Local reader"
 
         tab.get_by_role("button", name="Sign out").click()
-        assert tab.get_by_role("link", name="Sign in").is_visible()
+        tab.get_by_role("link", name="Sign in").wait_for()  # the sign-out is a navigation: wait for it
         log.assert_clean()
         used = tab.goto(link)  # one time only
         assert used is not None and used.status == 400
