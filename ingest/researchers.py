@@ -1,36 +1,52 @@
 """Resolve author strings to researchers.
 
-The rule (README, "Researchers from author strings"):
+The rule (README, "Researchers from author strings"), incremental: each author of a new paper joins
+the most likely existing researcher or founds a new one; nothing already resolved is re-clustered,
+so researcher ids are stable.
 
-1. Names are compared by their folded key (``catalog.names.person_key``): accents, case and
-   punctuation do not matter; "Jörg Müller" and "Jorg Muller" are one key; initials are NOT expanded,
-   so "D. P. Kingma" and "Diederik P. Kingma" stay different keys.
-2. A paper's author joins an existing researcher with the same key when they share a co-author
-   (strongest evidence; the candidate with most shared co-authors wins) or, failing that, a field
-   (the top-level arXiv group of any category: cs, math, physics, stat …), or when either side's
-   fields are unknown. Otherwise a new researcher with the same name is created: two people are
-   kept apart only when co-authors AND fields both say so.
+1. Candidates come from a loose block: folded surname and first initial (``catalog.names``), also
+   the two words swapped for two-word names ("Zhang Jun" / "Jun Zhang"). A candidate must have a
+   compatible name: initials agree with written-out names ("Y. Liu" ~ "Yang Liu"), a missing middle
+   name agrees with any ("Nancy F. Chen" ~ "Nancy Chen"), two different written-out names never do
+   ("Yang Liu" ≁ "Yu Liu").
+2. Each compatible candidate is scored by a small logistic model (``WEIGHTS``) over the evidence a
+   catalogue has: shared co-authors, fine-grained categories, venue words, printed affiliations,
+   title/abstract words, the distance in years, how fully the names agree, and how crowded the
+   block is (a common name needs more evidence). The best candidate wins if its probability is at
+   least ``JOIN_AT``; otherwise the author founds a new researcher (listed under "same name").
 3. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
+
+``Rule.OLD`` keeps the previous rule for comparison (``python -m evals researchers --resolver old``):
+same folded name, joined on a shared co-author or a shared broad field.
 
 A researcher's display name is the most complete of the spellings on their papers
 (``catalog.names.preferred_spelling``), refreshed whenever a paper brings a new spelling.
-
-Limits: the grouping depends on import order (the first paper seen founds the researcher); two people
-with a common name in the same field who never share a co-author are merged; one person who changes
-field with new co-authors is split. Enrichment (ORCID / OpenAlex ids) overrules this rule.
+Enrichment (ORCID / OpenAlex ids) overrules this rule.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import zlib
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 from sqlalchemy import Connection, bindparam, func, select, update
 from sqlalchemy.orm import aliased
 
-from catalog.models import Authorship, PaperCategory, Researcher
-from catalog.names import display_name, preferred_spelling
+from catalog.models import Affiliation, Authorship, Paper, PaperCategory, Researcher
+from catalog.names import (
+    ParsedName,
+    display_name,
+    names_compatible,
+    parse_name,
+    person_key,
+    preferred_spelling,
+)
+from ingest.records import PaperRecord
 
 # Co-author evidence is recorded for papers up to this many authors: a 300-author collaboration
 # would add 90,000 pairs and says little about who is who.
@@ -62,39 +78,308 @@ def field_of(category: str) -> str:
     return "physics" if archive in _PHYSICS else archive
 
 
+class Rule(Enum):
+    EVIDENCE = "evidence"  # the rule above
+    OLD = "old"  # same folded name; a shared co-author or broad field joins
+
+
+# -- evidence -------------------------------------------------------------------------------------
+
+# The topic of a paper or researcher: its title and abstract words (6-letter prefixes, a cheap
+# stemmer) hashed into a 1024-bit signature: a Python int, so a profile costs ~150 bytes and an
+# overlap is two integer operations (a 75k import keeps ~180k profiles in memory).
+TOPIC_BITS = 1024
+_WORD = re.compile(r"[a-z]{4,}")
+_STOP = frozenset(
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "have",
+        "been",
+        "were",
+        "which",
+        "their",
+        "these",
+        "those",
+        "such",
+        "than",
+        "also",
+        "into",
+        "over",
+        "only",
+        "more",
+        "most",
+        "both",
+        "each",
+        "other",
+        "when",
+        "where",
+        "while",
+        "there",
+        "then",
+        "them",
+        "they",
+        "will",
+        "would",
+        "could",
+        "should",
+        "about",
+        "paper",
+        "propose",
+        "proposed",
+        "present",
+        "show",
+        "shows",
+        "based",
+        "using",
+        "used",
+        "results",
+        "approach",
+        "method",
+        "methods",
+        "work",
+        "study",
+        "task",
+        "tasks",
+        "model",
+        "models",
+        "data",
+        "dataset",
+        "datasets",
+        "performance",
+        "well",
+        "first",
+        "however",
+        "international",
+        "conference",
+        "proceedings",
+        "annual",
+        "meeting",
+        "workshop",
+        "association",
+        "computational",
+        "linguistics",
+        "journal",
+        "volume",
+        "part",
+        "transactions",
+        "letters",
+        "findings",
+        "joint",
+        "papers",
+    ]
+)
+# Venue words that tell venues apart (not "proceedings", not years).
+_VENUE_WORD = re.compile(r"[a-z]{3,}")
+
+
+def _words(text: str) -> set[str]:
+    return {w[:6] for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def topic_signature(text: str) -> int:
+    bits = 0
+    for word in _words(text):
+        bits |= 1 << (zlib.crc32(word.encode()) % TOPIC_BITS)
+    return bits
+
+
+def venue_words(venue: str | None) -> frozenset[str]:
+    if not venue:
+        return frozenset()
+    return frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _STOP)
+
+
+@dataclass(slots=True, frozen=True)
+class PaperEvidence:
+    """What one paper says about each of its authors."""
+
+    blocks: frozenset[str]  # the loose keys of its authors (empty past MAX_COAUTHOR_EVIDENCE)
+    categories: frozenset[str]
+    venue: frozenset[str]
+    year: int | None
+    topic: int
+
+    @classmethod
+    def of(
+        cls,
+        parsed: Sequence[ParsedName | None],
+        categories: Iterable[str],
+        venue: str | None,
+        year: int | None,
+        text: str,
+    ) -> PaperEvidence:
+        blocks = frozenset(p.block for p in parsed if p)
+        return cls(
+            blocks if len(blocks) <= MAX_COAUTHOR_EVIDENCE else frozenset(),
+            frozenset(categories),
+            venue_words(venue),
+            year,
+            topic_signature(text),
+        )
+
+
+def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> PaperEvidence:
+    """The evidence of one record whose authors parsed to ``names``; its year is the first version's."""
+    years = [v.submitted_at.year for v in record.versions if v.submitted_at]
+    year = min(years) if years else (record.announced_on.year if record.announced_on else None)
+    return PaperEvidence.of(
+        names, record.categories, record.journal_ref, year, f"{record.title} {record.abstract}"
+    )
+
+
 @dataclass(slots=True, eq=False)
 class Profile:
     """What the resolver knows about one researcher; ``id`` is None until the row is inserted."""
 
     id: int | None
     name: str
-    key: str
-    fields: set[str] = field(default_factory=set)
-    coauthors: set[str] = field(default_factory=set)
+    key: str  # catalog.names.person_key of the display name
+    parsed: ParsedName  # the most written-out form seen (a candidate's name must agree with it)
+    coauthors: set[str] = field(default_factory=set)  # their loose keys
+    categories: set[str] = field(default_factory=set)
+    venue: set[str] = field(default_factory=set)
+    affiliation: set[str] = field(default_factory=set)
+    topic: int = 0
+    first_year: int | None = None
+    last_year: int | None = None
     papers: int = 0
+
+    @property
+    def block(self) -> str:
+        return self.parsed.block
+
+    def add(self, parsed: ParsedName, paper: PaperEvidence, affiliation: frozenset[str]) -> None:
+        if parsed.full > self.parsed.full or (
+            parsed.full == self.parsed.full and len(parsed.given) > len(self.parsed.given)
+        ):
+            self.parsed = parsed
+        if paper.blocks:
+            had_own = self.block in self.coauthors  # only through another person of the same block
+            self.coauthors |= paper.blocks
+            if not had_own:
+                self.coauthors.discard(self.block)
+        self.categories |= paper.categories
+        self.venue |= paper.venue
+        self.affiliation |= affiliation
+        self.topic |= paper.topic
+        if paper.year is not None:
+            self.first_year = min(self.first_year or paper.year, paper.year)
+            self.last_year = max(self.last_year or paper.year, paper.year)
+        self.papers += 1
+
+
+FEATURES = (
+    "coauthors",  # log(1 + shared co-authors' loose keys)
+    "category",  # 1 when a fine-grained category is shared
+    "venue",  # share of the paper's venue words the researcher has published under
+    "affiliation",  # share of printed affiliation words in common (of the shorter)
+    "topic",  # share of the paper's topic bits the researcher has, less the share by chance
+    "years_apart",  # years outside the researcher's span, / 10, at most 2
+    "same_given",  # the first given names are both written out and equal
+    "initials_only",  # one side has only an initial for the first given name
+    "crowd",  # log(1 + researchers already in the block): common names need more evidence
+)
+
+
+def features(
+    profile: Profile,
+    parsed: ParsedName,
+    paper: PaperEvidence,
+    affiliation: frozenset[str],
+    crowd: int,
+) -> tuple[float, ...]:
+    shared = len(paper.blocks & profile.coauthors) - (profile.block in profile.coauthors)
+    venue = len(paper.venue & profile.venue) / len(paper.venue) if paper.venue and profile.venue else 0.0
+    aff = (
+        len(affiliation & profile.affiliation) / min(len(affiliation), len(profile.affiliation))
+        if affiliation and profile.affiliation
+        else 0.0
+    )
+    topic = 0.0
+    if paper.topic and profile.topic:
+        topic = (paper.topic & profile.topic).bit_count() / paper.topic.bit_count()
+        topic -= profile.topic.bit_count() / TOPIC_BITS
+    apart = 0.0
+    if paper.year is not None and profile.first_year is not None and profile.last_year is not None:
+        gap = max(profile.first_year - paper.year, paper.year - profile.last_year, 0)
+        apart = min(gap / 10, 2.0)
+    mine, theirs = parsed.given[:1], profile.parsed.given[:1]
+    same_given = float(bool(mine) and mine == theirs and len(mine[0]) > 1)
+    initials = float(bool(mine) and bool(theirs) and (len(mine[0]) == 1 or len(theirs[0]) == 1))
+    return (
+        math.log1p(max(shared, 0)),
+        float(not paper.categories.isdisjoint(profile.categories)),
+        venue,
+        aff,
+        topic,
+        apart,
+        same_given,
+        initials,
+        math.log1p(crowd),
+    )
+
+
+# The model: P(same person) = 1 / (1 + exp(-(BIAS + Σ WEIGHTS · features))), fitted on
+# acl-and-dev.jsonl by ``python -m evals researchers --fit`` (L2-regularised logistic regression
+# over every gold mention against the gold researchers of its block seen before it; README).
+BIAS = 0.0
+WEIGHTS = (2.0, 1.0, 1.0, 1.0, 2.0, -1.0, 1.0, -0.5, -0.5)
+JOIN_AT = 0.5
+
+
+def probability(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
+    z = bias + sum(w * v for w, v in zip(weights, values, strict=True))
+    return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+@dataclass(slots=True, frozen=True)
+class Candidate:
+    profile: Profile
+    features: tuple[float, ...]
+
+
+# Chooses among the scored candidates of one author (None: found a new researcher). The evals swap
+# it to fit the model on gold decisions.
+Decide = Callable[[int, Sequence[Candidate]], Profile | None]
 
 
 class ResearcherResolver:
     """Keeps profiles of the researchers seen in this run, loading the others from the catalogue."""
 
-    def __init__(self, max_cached_keys: int = 200_000) -> None:
-        self._by_key: dict[str, list[Profile]] = {}
-        self._max = max_cached_keys
+    def __init__(
+        self,
+        max_cached_blocks: int = 200_000,
+        *,
+        rule: Rule = Rule.EVIDENCE,
+        weights: Sequence[float] = WEIGHTS,
+        bias: float = BIAS,
+        join_at: float = JOIN_AT,
+    ) -> None:
+        self._by_block: dict[str, list[Profile]] = {}
+        self._max = max_cached_blocks
+        self.rule = rule
+        self.weights, self.bias, self.join_at = tuple(weights), bias, join_at
         self.new_profiles: list[Profile] = []
+        self.decide: Decide = self._best
 
-    def prefetch(self, conn: Connection, keys: Iterable[str]) -> None:
-        """Load the profiles of every key not cached yet (one pass per batch of papers)."""
-        missing = sorted({k for k in keys if k not in self._by_key})
+    # -- loading ---------------------------------------------------------------------------------
+
+    def prefetch(self, conn: Connection, blocks: Iterable[str]) -> None:
+        """Load the profiles of every block not cached yet (one pass per batch of papers)."""
+        missing = sorted({b for b in blocks if b not in self._by_block})
         for start in range(0, len(missing), 500):
             chunk = missing[start : start + 500]
-            for key in chunk:
-                self._by_key[key] = []
+            for block in chunk:
+                self._by_block[block] = []
             self._load(conn, chunk)
 
-    def _load(self, conn: Connection, keys: list[str]) -> None:
-        # Straight to the driver: in a large import most keys are new, so this lookup usually finds
+    def _load(self, conn: Connection, blocks: list[str]) -> None:
+        # Straight to the driver: in a large import most blocks are new, so this lookup usually finds
         # nothing, and compiling a 500-parameter IN clause each time cost more than running it.
-        select_sql = "SELECT id, display_name, name_key FROM researchers WHERE name_key"
+        select_sql = "SELECT id, display_name, name_key, block_key FROM researchers WHERE block_key"
         if conn.dialect.name == "postgresql":
             # One array parameter, never prepared: PostgreSQL hashes the keys only in a plan made
             # for their values; the generic plan of a prepared statement (psycopg prepares after
@@ -102,81 +387,140 @@ class ResearcherResolver:
             # took 150 ms to 1.7 s per lookup at 5-10k papers instead of ~7 ms.
             driver = conn.connection.driver_connection
             assert driver is not None
-            rows = driver.execute(f"{select_sql} = ANY(%s)", (keys,), prepare=False).fetchall()
+            rows = driver.execute(f"{select_sql} = ANY(%s)", (blocks,), prepare=False).fetchall()
         else:
-            marks = ", ".join("?" * len(keys))
-            rows = conn.exec_driver_sql(f"{select_sql} IN ({marks})", tuple(keys)).all()
+            marks = ", ".join("?" * len(blocks))
+            rows = conn.exec_driver_sql(f"{select_sql} IN ({marks})", tuple(blocks)).all()
         if not rows:
             return
-        profiles: dict[int | None, Profile] = {rid: Profile(rid, name, key) for rid, name, key in rows}
-        for profile in profiles.values():
-            self._by_key[profile.key].append(profile)
+        profiles: dict[int, Profile] = {}
+        for rid, name, key, block in rows:
+            parsed = parse_name(name) or ParsedName(block, ())
+            profiles[rid] = profile = Profile(rid, name, key, parsed)
+            self._by_block[block].append(profile)
         ids = list(profiles)
-        for rid, category in conn.execute(
-            select(Authorship.researcher_id, PaperCategory.category)
-            .join(PaperCategory, PaperCategory.paper_id == Authorship.paper_id)
-            .where(Authorship.researcher_id.in_(ids))
-            .distinct()
+        # Each paper of these researchers, replayed as evidence (co-authors come separately).
+        papers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # paper -> (researcher, position)
+        for rid, pid, position, name in conn.execute(
+            select(Authorship.researcher_id, Authorship.paper_id, Authorship.position, Authorship.name).where(
+                Authorship.researcher_id.in_(ids)
+            )
         ):
-            profiles[rid].fields.add(field_of(category))
-        for rid, count in conn.execute(
-            select(Authorship.researcher_id, func.count())
-            .where(Authorship.researcher_id.in_(ids))
-            .group_by(Authorship.researcher_id)
+            papers[pid].append((rid, position))
+            if (parsed := parse_name(name)) is not None and parsed.full > profiles[rid].parsed.full:
+                profiles[rid].parsed = parsed
+        pids = list(papers)
+        categories: dict[int, set[str]] = defaultdict(set)
+        for pid, category in conn.execute(
+            select(PaperCategory.paper_id, PaperCategory.category).where(PaperCategory.paper_id.in_(pids))
         ):
-            profiles[rid].papers = count
+            categories[pid].add(category)
+        printed: dict[tuple[int, int], set[str]] = defaultdict(set)
+        for pid, position, raw in conn.execute(
+            select(Affiliation.paper_id, Affiliation.author_position, Affiliation.raw).where(
+                Affiliation.paper_id.in_(pids)
+            )
+        ):
+            printed[pid, position] |= affiliation_words(raw)
+        for pid, title, abstract, journal, published in conn.execute(
+            select(Paper.id, Paper.title, Paper.abstract, Paper.journal_ref, Paper.published_on).where(
+                Paper.id.in_(pids)
+            )
+        ):
+            paper = PaperEvidence(
+                frozenset(),
+                frozenset(categories[pid]),
+                venue_words(journal),
+                published.year if published else None,
+                topic_signature(f"{title} {abstract}"),
+            )
+            for rid, position in papers[pid]:
+                profile = profiles[rid]
+                profile.add(profile.parsed, paper, frozenset(printed[pid, position]))
         other = aliased(Authorship)
-        for rid, key in conn.execute(
-            select(Authorship.researcher_id, Researcher.name_key)
+        for rid, block in conn.execute(
+            select(Authorship.researcher_id, Researcher.block_key)
             .join(other, (other.paper_id == Authorship.paper_id) & (other.position != Authorship.position))
             .join(Researcher, Researcher.id == other.researcher_id)
             .where(Authorship.researcher_id.in_(ids))
         ):
-            profiles[rid].coauthors.add(key)
+            profiles[rid].coauthors.add(block)
+
+    # -- resolving -------------------------------------------------------------------------------
 
     def resolve_paper(
-        self, names: Sequence[str], keys: Sequence[str | None], categories: Iterable[str]
+        self,
+        names: Sequence[str],
+        parsed: Sequence[ParsedName | None],
+        paper: PaperEvidence,
+        affiliations: dict[str, tuple[str, ...]] | None = None,
     ) -> list[Profile | None]:
-        """The researcher of each author of one paper (None where the string names no person).
-
-        An author's co-authors are the paper's other keys (``people - {key}``); that set is never
-        built per author (it is the hot loop of an import): counts and updates use ``people`` and
-        correct for the author's own key."""
-        fields = {field_of(c) for c in categories}
-        people = {k for k in keys if k}
-        record_coauthors = len(people) <= MAX_COAUTHOR_EVIDENCE
-        by_key = self._by_key
+        """The researcher of each author of one paper (None where the string names no person)."""
         chosen: list[Profile | None] = []
-        for name, key in zip(names, keys, strict=True):
-            if key is None:
+        taken: set[int] = set()  # one researcher is never two authors of the same paper
+        for name, person in zip(names, parsed, strict=True):
+            if person is None:
                 chosen.append(None)
                 continue
-            candidates = by_key.get(key)
-            profile = self._match(candidates, people, key, fields) if candidates else None
+            printed = (
+                frozenset(w for raw in affiliations.get(name, ()) for w in affiliation_words(raw))
+                if affiliations
+                else frozenset()
+            )
+            if self.rule is Rule.OLD:
+                profile = self._old_rule(name, person, paper, taken)
+            else:
+                candidates = self._candidates(person, paper, printed, taken)
+                profile = self.decide(len(chosen), candidates) if candidates else None
             if profile is None:
-                profile = Profile(None, display_name(name), key)
-                by_key.setdefault(key, []).append(profile)
+                profile = Profile(None, display_name(name), person_key(name) or person.block, person)
+                self._by_block.setdefault(person.block, []).append(profile)
                 self.new_profiles.append(profile)
-            profile.fields |= fields
-            if record_coauthors:
-                known = profile.coauthors
-                had_own_key = key in known  # only possible through another person of the same name
-                known |= people
-                if not had_own_key:
-                    known.discard(key)
-            profile.papers += 1
+            profile.add(person, paper, printed)
+            taken.add(id(profile))
             chosen.append(profile)
         return chosen
 
-    @staticmethod
-    def _match(candidates: list[Profile], people: set[str], key: str, fields: set[str]) -> Profile | None:
+    def _candidates(
+        self, person: ParsedName, paper: PaperEvidence, printed: frozenset[str], taken: set[int]
+    ) -> list[Candidate]:
+        pool = list(self._by_block.get(person.block, ()))
+        swapped = person.swapped
+        if swapped is not None:
+            pool += self._by_block.get(swapped.block, ())
+        compatible = [
+            p
+            for p in pool
+            if id(p) not in taken
+            and (
+                (p.parsed.surname == person.surname and names_compatible(person, p.parsed))
+                or (swapped is not None and p.parsed == swapped)
+            )
+        ]
+        crowd = len(compatible)
+        return [Candidate(p, features(p, person, paper, printed, crowd)) for p in compatible]
+
+    def _best(self, _position: int, candidates: Sequence[Candidate]) -> Profile | None:
+        scored = max(
+            ((probability(c.features, self.weights, self.bias), c.profile.papers, c) for c in candidates),
+            key=lambda t: (t[0], t[1]),
+        )
+        return scored[2].profile if scored[0] >= self.join_at else None
+
+    def _old_rule(
+        self, name: str, person: ParsedName, paper: PaperEvidence, taken: set[int]
+    ) -> Profile | None:
+        key = person_key(name)
+        fields = {field_of(c) for c in paper.categories}
         best: tuple[int, int, int] | None = None
         winner = None
-        for profile in candidates:
-            known = profile.coauthors
-            shared = len(people & known) - (key in known) if known else 0
-            fields_agree = not fields or not profile.fields or not fields.isdisjoint(profile.fields)
-            if not shared and not fields_agree:
+        for profile in self._by_block.get(person.block, ()):
+            if profile.key != key or id(profile) in taken:
+                continue
+            shared = len(paper.blocks & profile.coauthors) - (profile.block in profile.coauthors)
+            theirs = {field_of(c) for c in profile.categories}
+            fields_agree = not fields or not theirs or not fields.isdisjoint(theirs)
+            if shared <= 0 and not fields_agree:
                 continue
             score = (shared, int(fields_agree), profile.papers)
             if best is None or score > best:
@@ -185,8 +529,45 @@ class ResearcherResolver:
 
     def forget_if_large(self) -> None:
         """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
-        if len(self._by_key) > self._max:
-            self._by_key.clear()
+        if len(self._by_block) > self._max:
+            self._by_block.clear()
+
+
+def affiliation_words(raw: str) -> frozenset[str]:
+    """The words of a printed affiliation that tell institutions apart."""
+    return frozenset(w for w in _VENUE_WORD.findall(raw.lower()) if w not in _AFFILIATION_STOP)
+
+
+_AFFILIATION_STOP = frozenset(
+    [
+        "university",
+        "univ",
+        "department",
+        "dept",
+        "school",
+        "college",
+        "institute",
+        "institution",
+        "laboratory",
+        "lab",
+        "faculty",
+        "science",
+        "sciences",
+        "engineering",
+        "research",
+        "center",
+        "centre",
+        "national",
+        "state",
+        "the",
+        "and",
+        "for",
+        "usa",
+        "china",
+        "computer",
+        "technology",
+    ]
+)
 
 
 def preferred_names(conn: Connection, researcher_ids: Collection[int]) -> dict[int, str]:
