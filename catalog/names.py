@@ -80,6 +80,12 @@ class ParsedName:
         return f"{self.surname} {self.given[0][0]}" if self.given else self.surname
 
     @property
+    def coauthor_key(self) -> str:
+        """How a co-author is recognised: surname and first given name ("liu yang"); an initial only
+        matches an initial (loose keys would tell "Yu Zhang" from "Yue Zhang" no better than a coin)."""
+        return f"{self.surname} {self.given[0]}" if self.given else self.surname
+
+    @property
     def swapped(self) -> ParsedName | None:
         """The same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian names are
         written both ways), when the name is exactly two full words."""

@@ -202,8 +202,8 @@ def examples(path: Path, gold: Gold) -> tuple[np.ndarray, np.ndarray, list[str]]
 
     def decide(position: int, candidates: Sequence[Candidate]) -> Profile | None:
         person = current[position]
-        if person is None:
-            return resolver._best(position, candidates)
+        if person is None:  # as at import, without merges (they would fold gold researchers)
+            return resolver._best(position, candidates, merge=False)
         for c in candidates:
             rows.append(c.features)
             labels.append(int(id(c.profile) in of_person[person]))

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, sel
 from catalog.models import Affiliation, Authorship, Base, Paper, PaperCategory, PaperVersion, Researcher
 from catalog.names import ParsedName, display_name, parse_name
 from ingest.records import PaperRecord, RecordError
-from ingest.researchers import Profile, ResearcherResolver, evidence_of, respell
+from ingest.researchers import Profile, ResearcherResolver, evidence_of, merge_in_catalogue, respell
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -221,8 +221,13 @@ class Importer:
             (pid, r, self.resolver.resolve_paper(r.authors, names, evidence_of(r, names), r.affiliations))
             for pid, r, names in parsed
         ]
-        self._insert_researchers(conn, self.resolver.new_profiles)
+        # A profile merged before it was written is never written; one already in the catalogue is
+        # merged there once the batch's rows are in.
+        self._insert_researchers(conn, [p for p in self.resolver.new_profiles if p.merged_into is None])
         self.resolver.new_profiles = []
+        merges = [(keep.current, gone) for keep, gone in self.resolver.merges if gone.id is not None]
+        self.resolver.merges = []
+        resolved = [(pid, r, [p.current if p else None for p in profiles]) for pid, r, profiles in resolved]
         # A spelling the researcher is not shown under ("Re" for "Ré") may change the display name.
         respell_later = {
             profile
@@ -238,6 +243,10 @@ class Importer:
         ]
         columns = ["paper_id", "position", "name", "role", "role_source", "researcher_id"]
         _bulk_insert(conn, _table(Authorship), columns, rows)
+        for keep, gone in merges:
+            assert keep.id is not None and gone.id is not None
+            merge_in_catalogue(conn, keep.id, gone.id)
+            respell_later.add(keep)
         respell(conn, respell_later)
 
     @staticmethod

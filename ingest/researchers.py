@@ -26,6 +26,7 @@ Enrichment (ORCID / OpenAlex ids) overrules this rule.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 import zlib
@@ -34,9 +35,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from sqlalchemy import Connection, bindparam, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import aliased
 
+from catalog.enrichment import ResearcherChange
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, Researcher
 from catalog.names import (
     ParsedName,
@@ -196,7 +198,7 @@ def venue_words(venue: str | None) -> frozenset[str]:
 class PaperEvidence:
     """What one paper says about each of its authors."""
 
-    blocks: frozenset[str]  # the loose keys of its authors (empty past MAX_COAUTHOR_EVIDENCE)
+    people: frozenset[str]  # its authors' co-author keys (empty past MAX_COAUTHOR_EVIDENCE)
     categories: frozenset[str]
     venue: frozenset[str]
     year: int | None
@@ -211,9 +213,9 @@ class PaperEvidence:
         year: int | None,
         text: str,
     ) -> PaperEvidence:
-        blocks = frozenset(p.block for p in parsed if p)
+        people = frozenset(p.coauthor_key for p in parsed if p)
         return cls(
-            blocks if len(blocks) <= MAX_COAUTHOR_EVIDENCE else frozenset(),
+            people if len(people) <= MAX_COAUTHOR_EVIDENCE else frozenset(),
             frozenset(categories),
             venue_words(venue),
             year,
@@ -238,7 +240,7 @@ class Profile:
     name: str
     key: str  # catalog.names.person_key of the display name
     parsed: ParsedName  # the most written-out form seen (a candidate's name must agree with it)
-    coauthors: set[str] = field(default_factory=set)  # their loose keys
+    coauthors: set[str] = field(default_factory=set)  # their co-author keys
     categories: set[str] = field(default_factory=set)
     venue: set[str] = field(default_factory=set)
     affiliation: set[str] = field(default_factory=set)
@@ -246,21 +248,47 @@ class Profile:
     first_year: int | None = None
     last_year: int | None = None
     papers: int = 0
+    merged_into: Profile | None = None  # set when the resolver joined this researcher to another
+    born: int = 0  # creation order in this run, for profiles without an id yet
+    identified: bool = False  # carries an ORCID / OpenAlex / Semantic Scholar id (enrichment's)
 
     @property
     def block(self) -> str:
         return self.parsed.block
+
+    @property
+    def current(self) -> Profile:
+        """The researcher this one now is (itself unless merged)."""
+        profile = self
+        while profile.merged_into is not None:
+            profile = profile.merged_into
+        return profile
+
+    def absorb(self, other: Profile) -> None:
+        """Take over ``other``'s evidence (``other`` is merged into this one)."""
+        if other.parsed.full > self.parsed.full:
+            self.parsed = other.parsed
+        self.coauthors |= other.coauthors
+        self.categories |= other.categories
+        self.venue |= other.venue
+        self.affiliation |= other.affiliation
+        self.topic |= other.topic
+        years = [y for y in (self.first_year, self.last_year, other.first_year, other.last_year) if y]
+        self.first_year, self.last_year = (min(years), max(years)) if years else (None, None)
+        self.papers += other.papers
+        other.merged_into = self
 
     def add(self, parsed: ParsedName, paper: PaperEvidence, affiliation: frozenset[str]) -> None:
         if parsed.full > self.parsed.full or (
             parsed.full == self.parsed.full and len(parsed.given) > len(self.parsed.given)
         ):
             self.parsed = parsed
-        if paper.blocks:
-            had_own = self.block in self.coauthors  # only through another person of the same block
-            self.coauthors |= paper.blocks
+        if paper.people:
+            own = parsed.coauthor_key
+            had_own = own in self.coauthors  # only through another person of the same name
+            self.coauthors |= paper.people
             if not had_own:
-                self.coauthors.discard(self.block)
+                self.coauthors.discard(own)
         self.categories |= paper.categories
         self.venue |= paper.venue
         self.affiliation |= affiliation
@@ -280,7 +308,7 @@ FEATURES = (
     "years_apart",  # years outside the researcher's span, / 10, at most 2
     "same_given",  # the first given names are both written out and equal
     "initials_only",  # one side has only an initial for the first given name
-    "crowd",  # log(1 + researchers already in the block): common names need more evidence
+    "known",  # log(1 + the researcher's co-authors): a large circle is shared by chance
 )
 
 
@@ -289,9 +317,9 @@ def features(
     parsed: ParsedName,
     paper: PaperEvidence,
     affiliation: frozenset[str],
-    crowd: int,
 ) -> tuple[float, ...]:
-    shared = len(paper.blocks & profile.coauthors) - (profile.block in profile.coauthors)
+    own = parsed.coauthor_key
+    shared = len(paper.people & profile.coauthors) - (own in paper.people and own in profile.coauthors)
     venue = len(paper.venue & profile.venue) / len(paper.venue) if paper.venue and profile.venue else 0.0
     aff = (
         len(affiliation & profile.affiliation) / min(len(affiliation), len(profile.affiliation))
@@ -318,16 +346,17 @@ def features(
         apart,
         same_given,
         initials,
-        math.log1p(crowd),
+        math.log1p(len(profile.coauthors)),
     )
 
 
 # The model: P(same person) = 1 / (1 + exp(-(BIAS + Σ WEIGHTS · features))), fitted on
 # acl-and-dev.jsonl by ``python -m evals researchers --fit`` (L2-regularised logistic regression
 # over every gold mention against the gold researchers of its block seen before it; README).
-BIAS = 0.0
-WEIGHTS = (2.0, 1.0, 1.0, 1.0, 2.0, -1.0, 1.0, -0.5, -0.5)
-JOIN_AT = 0.5
+BIAS = -0.503
+WEIGHTS = (3.045, 0.0, 0.656, 3.702, 1.613, -3.008, -2.56, 2.165, 0.037)
+JOIN_AT = 0.2
+MERGE_AT = 0.7
 
 
 def probability(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
@@ -357,12 +386,17 @@ class ResearcherResolver:
         weights: Sequence[float] = WEIGHTS,
         bias: float = BIAS,
         join_at: float = JOIN_AT,
+        merge_at: float = MERGE_AT,
     ) -> None:
         self._by_block: dict[str, list[Profile]] = {}
         self._max = max_cached_blocks
         self.rule = rule
-        self.weights, self.bias, self.join_at = tuple(weights), bias, join_at
+        self.weights, self.bias = tuple(weights), bias
+        self.join_at, self.merge_at = join_at, merge_at
+        self._born = 0
         self.new_profiles: list[Profile] = []
+        # (survivor, merged) pairs decided since the importer last took them (see ``_best``).
+        self.merges: list[tuple[Profile, Profile]] = []
         self.decide: Decide = self._best
 
     # -- loading ---------------------------------------------------------------------------------
@@ -379,7 +413,11 @@ class ResearcherResolver:
     def _load(self, conn: Connection, blocks: list[str]) -> None:
         # Straight to the driver: in a large import most blocks are new, so this lookup usually finds
         # nothing, and compiling a 500-parameter IN clause each time cost more than running it.
-        select_sql = "SELECT id, display_name, name_key, block_key FROM researchers WHERE block_key"
+        select_sql = (
+            "SELECT id, display_name, name_key, block_key,"
+            " orcid IS NOT NULL OR openalex_id IS NOT NULL OR semantic_scholar_id IS NOT NULL"
+            " FROM researchers WHERE block_key"
+        )
         if conn.dialect.name == "postgresql":
             # One array parameter, never prepared: PostgreSQL hashes the keys only in a plan made
             # for their values; the generic plan of a prepared statement (psycopg prepares after
@@ -394,9 +432,9 @@ class ResearcherResolver:
         if not rows:
             return
         profiles: dict[int, Profile] = {}
-        for rid, name, key, block in rows:
+        for rid, name, key, block, identified in rows:
             parsed = parse_name(name) or ParsedName(block, ())
-            profiles[rid] = profile = Profile(rid, name, key, parsed)
+            profiles[rid] = profile = Profile(rid, name, key, parsed, identified=bool(identified))
             self._by_block[block].append(profile)
         ids = list(profiles)
         # Each paper of these researchers, replayed as evidence (co-authors come separately).
@@ -428,7 +466,7 @@ class ResearcherResolver:
             )
         ):
             paper = PaperEvidence(
-                frozenset(),
+                frozenset(),  # co-authors: below
                 frozenset(categories[pid]),
                 venue_words(journal),
                 published.year if published else None,
@@ -438,13 +476,13 @@ class ResearcherResolver:
                 profile = profiles[rid]
                 profile.add(profile.parsed, paper, frozenset(printed[pid, position]))
         other = aliased(Authorship)
-        for rid, block in conn.execute(
-            select(Authorship.researcher_id, Researcher.block_key)
+        for rid, name in conn.execute(
+            select(Authorship.researcher_id, other.name)
             .join(other, (other.paper_id == Authorship.paper_id) & (other.position != Authorship.position))
-            .join(Researcher, Researcher.id == other.researcher_id)
             .where(Authorship.researcher_id.in_(ids))
         ):
-            profiles[rid].coauthors.add(block)
+            if (coauthor := parse_name(name)) is not None:
+                profiles[rid].coauthors.add(coauthor.coauthor_key)
 
     # -- resolving -------------------------------------------------------------------------------
 
@@ -473,7 +511,9 @@ class ResearcherResolver:
                 candidates = self._candidates(person, paper, printed, taken)
                 profile = self.decide(len(chosen), candidates) if candidates else None
             if profile is None:
+                self._born += 1
                 profile = Profile(None, display_name(name), person_key(name) or person.block, person)
+                profile.born = self._born
                 self._by_block.setdefault(person.block, []).append(profile)
                 self.new_profiles.append(profile)
             profile.add(person, paper, printed)
@@ -486,7 +526,7 @@ class ResearcherResolver:
     ) -> list[Candidate]:
         pool = list(self._by_block.get(person.block, ()))
         swapped = person.swapped
-        if swapped is not None:
+        if swapped is not None and swapped.block != person.block:  # "Li Li" is its own swap
             pool += self._by_block.get(swapped.block, ())
         compatible = [
             p
@@ -497,15 +537,43 @@ class ResearcherResolver:
                 or (swapped is not None and p.parsed == swapped)
             )
         ]
-        crowd = len(compatible)
-        return [Candidate(p, features(p, person, paper, printed, crowd)) for p in compatible]
+        return [Candidate(p, features(p, person, paper, printed)) for p in compatible]
 
-    def _best(self, _position: int, candidates: Sequence[Candidate]) -> Profile | None:
-        scored = max(
-            ((probability(c.features, self.weights, self.bias), c.profile.papers, c) for c in candidates),
-            key=lambda t: (t[0], t[1]),
+    def _best(self, _position: int, candidates: Sequence[Candidate], merge: bool = True) -> Profile | None:
+        """The most likely candidate if likely enough. Every other candidate that is as likely and
+        whose name agrees with the winner's is the same person seen twice before without a link
+        between the two: it is merged into the older of them (ids of merged researchers 301)."""
+        scored = sorted(
+            (
+                (probability(c.features, self.weights, self.bias), c.profile.papers, i)
+                for i, c in enumerate(candidates)
+            ),
+            reverse=True,
         )
-        return scored[2].profile if scored[0] >= self.join_at else None
+        if scored[0][0] < self.join_at:
+            return None
+        best = candidates[scored[0][2]].profile
+        for p, _papers, i in scored[1:]:
+            other = candidates[i].profile
+            if p < self.merge_at or not merge:
+                break
+            if (
+                other.parsed.surname == best.parsed.surname
+                and names_compatible(other.parsed, best.parsed)
+                and not (other.identified and best.identified)  # enrichment decides those
+            ):
+                best = self._merge(best, other)
+        return best
+
+    def _merge(self, a: Profile, b: Profile) -> Profile:
+        keep, gone = (a, b) if _age(a) <= _age(b) else (b, a)
+        keep.absorb(gone)
+        for block in {gone.block, keep.block}:
+            held = self._by_block.get(block)
+            if held and gone in held:
+                held.remove(gone)
+        self.merges.append((keep, gone))
+        return keep
 
     def _old_rule(
         self, name: str, person: ParsedName, paper: PaperEvidence, taken: set[int]
@@ -517,7 +585,8 @@ class ResearcherResolver:
         for profile in self._by_block.get(person.block, ()):
             if profile.key != key or id(profile) in taken:
                 continue
-            shared = len(paper.blocks & profile.coauthors) - (profile.block in profile.coauthors)
+            own = person.coauthor_key
+            shared = len(paper.people & profile.coauthors) - (own in profile.coauthors)
             theirs = {field_of(c) for c in profile.categories}
             fields_agree = not fields or not theirs or not fields.isdisjoint(theirs)
             if shared <= 0 and not fields_agree:
@@ -531,6 +600,13 @@ class ResearcherResolver:
         """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
         if len(self._by_block) > self._max:
             self._by_block.clear()
+
+
+def _age(profile: Profile) -> tuple[int, int]:
+    """Older first: researchers in the catalogue by id, then those of this run by creation."""
+    if profile.identified:  # a researcher enrichment identified keeps its id
+        return (-1, profile.id or 0)
+    return (0, profile.id) if profile.id is not None else (1, profile.born)
 
 
 def affiliation_words(raw: str) -> frozenset[str]:
@@ -568,6 +644,40 @@ _AFFILIATION_STOP = frozenset(
         "technology",
     ]
 )
+
+
+def merge_in_catalogue(conn: Connection, keep: int, gone: int) -> None:
+    """Fold researcher ``gone`` into ``keep``: authorships, follows and a person's claim move, and a
+    ``merged`` change is recorded so ``/researchers/<gone>`` redirects (as enrichment's merges do)."""
+    params = {"keep": keep, "gone": gone}
+    conn.execute(update(Authorship).where(Authorship.researcher_id == gone).values(researcher_id=keep))
+    # follows and people belong to accounts (which ingest does not import): plain SQL on their tables.
+    conn.execute(
+        text(
+            "INSERT INTO follows (person_id, researcher_id, created_at)"
+            " SELECT f.person_id, :keep, f.created_at FROM follows f WHERE f.researcher_id = :gone"
+            " AND NOT EXISTS (SELECT 1 FROM follows g WHERE g.person_id = f.person_id"
+            " AND g.researcher_id = :keep)"
+        ),
+        params,
+    )
+    conn.execute(text("UPDATE people SET researcher_id = :keep WHERE researcher_id = :gone"), params)
+    conn.execute(
+        update(ResearcherChange)
+        .where(ResearcherChange.kind == "merged", ResearcherChange.other_id == gone)
+        .values(other_id=keep)
+    )
+    conn.execute(
+        insert(ResearcherChange).values(
+            kind="merged",
+            researcher_id=gone,
+            other_id=keep,
+            source="resolver",
+            detail="one author linked both researchers (shared co-authors, venue, topic, affiliation)",
+            created_at=dt.datetime.now(dt.UTC),
+        )
+    )
+    conn.execute(delete(Researcher).where(Researcher.id == gone))
 
 
 def preferred_names(conn: Connection, researcher_ids: Collection[int]) -> dict[int, str]:
