@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from nameparser import HumanName
@@ -73,30 +73,30 @@ class ParsedName:
 
     surname: str
     given: tuple[str, ...]
+    full: int = field(init=False, compare=False)  # how many given names are written out
+    joined: str = field(init=False, compare=False)  # several written-out given names run together
+    # The loose key researchers are looked up by: surname and first initial ("liu y").
+    block: str = field(init=False, compare=False)
+    # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
+    # names are printed both ways), when the name is exactly two written-out words; else "".
+    swapped_block: str = field(init=False, compare=False)
+    # How a co-author is recognised: surname and first given name ("liu yang"); an initial only
+    # matches an initial (loose keys would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
+    coauthor_key: str = field(init=False, compare=False)
 
-    @property
-    def block(self) -> str:
-        """The loose key researchers are looked up by: surname and first initial ("liu y")."""
-        return f"{self.surname} {self.given[0][0]}" if self.given else self.surname
+    def __post_init__(self) -> None:
+        given, surname = self.given, self.surname
+        full = sum(len(g) > 1 for g in given)
+        two_words = len(given) == 1 and full == 1 and " " not in surname
+        object.__setattr__(self, "full", full)
+        object.__setattr__(self, "joined", "".join(given) if full > 1 and full == len(given) else "")
+        object.__setattr__(self, "block", f"{surname} {given[0][0]}" if given else surname)
+        object.__setattr__(self, "swapped_block", f"{given[0]} {surname[0]}" if two_words else "")
+        object.__setattr__(self, "coauthor_key", f"{surname} {given[0]}" if given else surname)
 
-    @property
-    def coauthor_key(self) -> str:
-        """How a co-author is recognised: surname and first given name ("liu yang"); an initial only
-        matches an initial (loose keys would tell "Yu Zhang" from "Yue Zhang" no better than a coin)."""
-        return f"{self.surname} {self.given[0]}" if self.given else self.surname
-
-    @property
-    def swapped(self) -> ParsedName | None:
-        """The same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian names are
-        written both ways), when the name is exactly two full words."""
-        if len(self.given) == 1 and len(self.given[0]) > 1 and " " not in self.surname:
-            return ParsedName(self.given[0], (self.surname,))
-        return None
-
-    @property
-    def full(self) -> int:
-        """How many given names are written out (not initials)."""
-        return sum(len(g) > 1 for g in self.given)
+    def is_swap_of(self, other: ParsedName) -> bool:
+        """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""
+        return bool(self.swapped_block) and other.given == (self.surname,) and other.surname == self.given[0]
 
 
 @lru_cache(maxsize=200_000)
@@ -135,7 +135,7 @@ def names_compatible(a: ParsedName, b: ParsedName) -> bool:
     ("Jianfeng" ~ "Jian-Feng")."""
     if not a.given or not b.given:
         return True
-    if a.full and b.full and "".join(a.given) == "".join(b.given):
+    if a.full and b.full and "".join(a.given) == "".join(b.given):  # "Jianfeng" ~ "Jian-Feng"
         return True
     for x, y in zip(a.given, b.given, strict=False):
         if x[0] != y[0] or (len(x) > 1 and len(y) > 1 and x != y):

@@ -302,8 +302,7 @@ class Importer:
 
 def _blocks(name: ParsedName) -> tuple[str, ...]:
     """The blocks a name's candidates are looked up in (see ``ResearcherResolver._candidates``)."""
-    swapped = name.swapped
-    return (name.block,) if swapped is None else (name.block, swapped.block)
+    return (name.block, name.swapped_block) if name.swapped_block else (name.block,)
 
 
 class _SourceFailed:

@@ -34,7 +34,7 @@ import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, text, update
@@ -183,10 +183,17 @@ def _words(text: str) -> set[str]:
     return {w[:6] for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
+_BITS: dict[str, int] = {}  # word → its bit (the 6-letter prefixes are a bounded vocabulary)
+
+
 def topic_signature(text: str) -> int:
     bits = 0
+    known = _BITS
     for word in _words(text):
-        bits |= 1 << (zlib.crc32(word.encode()) % TOPIC_BITS)
+        bit = known.get(word)
+        if bit is None:
+            bit = known[word] = 1 << (zlib.crc32(word.encode()) % TOPIC_BITS)
+        bits |= bit
     return bits
 
 
@@ -234,6 +241,15 @@ def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> Pape
     )
 
 
+_EMPTY: frozenset[str] = frozenset()
+
+
+def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
+    if not held:
+        return more
+    return held if more <= held else held | more
+
+
 @dataclass(slots=True, eq=False)
 class Profile:
     """What the resolver knows about one researcher; ``id`` is None until the row is inserted."""
@@ -242,10 +258,12 @@ class Profile:
     name: str
     key: str  # catalog.names.person_key of the display name
     parsed: ParsedName  # the most written-out form seen (a candidate's name must agree with it)
-    coauthors: set[str] = field(default_factory=set)  # their co-author keys
-    categories: set[str] = field(default_factory=set)
-    venue: set[str] = field(default_factory=set)
-    affiliation: set[str] = field(default_factory=set)
+    # Evidence as frozensets: a researcher of one paper shares the paper's own sets (most of a large
+    # catalogue's researchers have one paper: no copies). Co-authors may include the person's own key.
+    coauthors: frozenset[str] = _EMPTY
+    categories: frozenset[str] = _EMPTY
+    venue: frozenset[str] = _EMPTY
+    affiliation: frozenset[str] = _EMPTY
     topic: int = 0
     first_year: int | None = None
     last_year: int | None = None
@@ -253,6 +271,7 @@ class Profile:
     merged_into: Profile | None = None  # set when the resolver joined this researcher to another
     born: int = 0  # creation order in this run, for profiles without an id yet
     identified: bool = False  # carries an ORCID / OpenAlex / Semantic Scholar id (enrichment's)
+    indexed: tuple[str, tuple[str, ...]] = ("", ())  # where the resolver's index holds it
 
     @property
     def block(self) -> str:
@@ -270,10 +289,10 @@ class Profile:
         """Take over ``other``'s evidence (``other`` is merged into this one)."""
         if other.parsed.full > self.parsed.full:
             self.parsed = other.parsed
-        self.coauthors |= other.coauthors
-        self.categories |= other.categories
-        self.venue |= other.venue
-        self.affiliation |= other.affiliation
+        self.coauthors = _union(self.coauthors, other.coauthors)
+        self.categories = _union(self.categories, other.categories)
+        self.venue = _union(self.venue, other.venue)
+        self.affiliation = _union(self.affiliation, other.affiliation)
         self.topic |= other.topic
         years = [y for y in (self.first_year, self.last_year, other.first_year, other.last_year) if y]
         self.first_year, self.last_year = (min(years), max(years)) if years else (None, None)
@@ -285,15 +304,10 @@ class Profile:
             parsed.full == self.parsed.full and len(parsed.given) > len(self.parsed.given)
         ):
             self.parsed = parsed
-        if paper.people:
-            own = parsed.coauthor_key
-            had_own = own in self.coauthors  # only through another person of the same name
-            self.coauthors |= paper.people
-            if not had_own:
-                self.coauthors.discard(own)
-        self.categories |= paper.categories
-        self.venue |= paper.venue
-        self.affiliation |= affiliation
+        self.coauthors = _union(self.coauthors, paper.people)
+        self.categories = _union(self.categories, paper.categories)
+        self.venue = _union(self.venue, paper.venue)
+        self.affiliation = _union(self.affiliation, affiliation)
         self.topic |= paper.topic
         if paper.year is not None:
             self.first_year = min(self.first_year or paper.year, paper.year)
@@ -318,7 +332,7 @@ def features(
     paper: PaperEvidence,
     affiliation: frozenset[str],
 ) -> tuple[float, ...]:
-    own = parsed.coauthor_key
+    own = parsed.coauthor_key  # the paper's people include the author; so may the profile's co-authors
     shared = len(paper.people & profile.coauthors) - (own in paper.people and own in profile.coauthors)
     venue = len(paper.venue & profile.venue) / len(paper.venue) if paper.venue and profile.venue else 0.0
     aff = (
@@ -341,7 +355,7 @@ def features(
         aff,
         topic,
         apart,
-        math.log1p(len(profile.coauthors)),
+        math.log1p(max(len(profile.coauthors) - 1, 0)),
     )
 
 
@@ -389,7 +403,10 @@ class ResearcherResolver:
         join_at: float = JOIN_AT,
         merge_at: float = MERGE_AT,
     ) -> None:
-        self._by_block: dict[str, list[Profile]] = {}
+        # block → first given name (or initial, or "" for none; also several given names run
+        # together) → the profiles filed there: a written-out first name only meets its own
+        # profiles and the initials', not the block's every person.
+        self._by_block: dict[str, dict[str, list[Profile]]] = {}
         self._max = max_cached_blocks
         self.rule = rule
         self.weights, self.bias = tuple(weights), bias
@@ -408,7 +425,7 @@ class ResearcherResolver:
         for start in range(0, len(missing), 500):
             chunk = missing[start : start + 500]
             for block in chunk:
-                self._by_block[block] = []
+                self._by_block[block] = {}
             self._load(conn, chunk)
 
     def _load(self, conn: Connection, blocks: list[str]) -> None:
@@ -436,7 +453,6 @@ class ResearcherResolver:
         for rid, name, key, block, identified in rows:
             parsed = parse_name(name) or ParsedName(block, ())
             profiles[rid] = profile = Profile(rid, name, key, parsed, identified=bool(identified))
-            self._by_block[block].append(profile)
         ids = list(profiles)
         # Each paper of these researchers, replayed as evidence (co-authors come separately).
         papers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # paper -> (researcher, position)
@@ -477,13 +493,17 @@ class ResearcherResolver:
                 profile = profiles[rid]
                 profile.add(profile.parsed, paper, frozenset(printed[pid, position]))
         other = aliased(Authorship)
+        coauthors: dict[int, set[str]] = defaultdict(set)
         for rid, name in conn.execute(
             select(Authorship.researcher_id, other.name)
             .join(other, (other.paper_id == Authorship.paper_id) & (other.position != Authorship.position))
             .where(Authorship.researcher_id.in_(ids))
         ):
             if (coauthor := parse_name(name)) is not None:
-                profiles[rid].coauthors.add(coauthor.coauthor_key)
+                coauthors[rid].add(coauthor.coauthor_key)
+        for rid, profile in profiles.items():
+            profile.coauthors = frozenset(coauthors[rid])
+            self._index(profile)
 
     # -- resolving -------------------------------------------------------------------------------
 
@@ -515,9 +535,11 @@ class ResearcherResolver:
                 self._born += 1
                 profile = Profile(None, display_name(name), person_key(name) or person.block, person)
                 profile.born = self._born
-                self._by_block.setdefault(person.block, []).append(profile)
                 self.new_profiles.append(profile)
             profile.add(person, paper, printed)
+            if profile.indexed != (profile.block, _filed_under(profile.parsed)):  # new or renamed
+                self._unindex(profile)
+                self._index(profile)
             taken.add(id(profile))
             chosen.append(profile)
         return chosen
@@ -525,20 +547,45 @@ class ResearcherResolver:
     def _candidates(
         self, person: ParsedName, paper: PaperEvidence, printed: frozenset[str], taken: set[int]
     ) -> list[Candidate]:
-        pool = list(self._by_block.get(person.block, ()))
-        swapped = person.swapped
-        if swapped is not None and swapped.block != person.block:  # "Li Li" is its own swap
-            pool += self._by_block.get(swapped.block, ())
+        filed = self._by_block.get(person.block)
+        pool: list[Profile] = []
+        if filed:
+            first = person.given[0] if person.given else ""
+            if len(first) > 1:  # its own name, initials, no given name, run together
+                for where in {first, first[0], "", person.joined}:
+                    pool += filed.get(where, ())
+            else:  # an initial (or nothing) may be anyone of the block
+                for held in filed.values():
+                    pool += held
+        swapped = person.swapped_block
+        if swapped and swapped != person.block:  # "Li Li" is its own swap
+            pool += self._by_block.get(swapped, {}).get(person.surname, ())
         compatible = [
             p
-            for p in pool
+            for p in dict.fromkeys(pool)
             if id(p) not in taken
             and (
                 (p.parsed.surname == person.surname and names_compatible(person, p.parsed))
-                or (swapped is not None and p.parsed == swapped)
+                or person.is_swap_of(p.parsed)
             )
         ]
         return [Candidate(p, features(p, person, paper, printed)) for p in compatible]
+
+    def _index(self, profile: Profile) -> None:
+        where = _filed_under(profile.parsed)
+        profile.indexed = (profile.block, where)
+        filed = self._by_block.setdefault(profile.block, {})
+        for name in where:
+            filed.setdefault(name, []).append(profile)
+
+    def _unindex(self, profile: Profile) -> None:
+        block, where = profile.indexed
+        filed = self._by_block.get(block)
+        for name in where if filed else ():
+            held = filed.get(name) if filed else None
+            if held and profile in held:
+                held.remove(profile)
+        profile.indexed = ("", ())
 
     def _best(self, _position: int, candidates: Sequence[Candidate], merge: bool = True) -> Profile | None:
         """The most likely candidate if likely enough. Every other candidate that is as likely and
@@ -569,10 +616,10 @@ class ResearcherResolver:
     def _merge(self, a: Profile, b: Profile) -> Profile:
         keep, gone = (a, b) if _age(a) <= _age(b) else (b, a)
         keep.absorb(gone)
-        for block in {gone.block, keep.block}:
-            held = self._by_block.get(block)
-            if held and gone in held:
-                held.remove(gone)
+        self._unindex(gone)
+        if keep.indexed != (keep.block, _filed_under(keep.parsed)):
+            self._unindex(keep)
+            self._index(keep)
         self.merges.append((keep, gone))
         return keep
 
@@ -583,11 +630,14 @@ class ResearcherResolver:
         fields = {field_of(c) for c in paper.categories}
         best: tuple[int, int, int] | None = None
         winner = None
-        for profile in self._by_block.get(person.block, ()):
+        filed = self._by_block.get(person.block, {})
+        for profile in dict.fromkeys(p for held in filed.values() for p in held):
             if profile.key != key or id(profile) in taken:
                 continue
             own = person.coauthor_key
-            shared = len(paper.people & profile.coauthors) - (own in profile.coauthors)
+            shared = len(paper.people & profile.coauthors) - (
+                own in paper.people and own in profile.coauthors
+            )
             theirs = {field_of(c) for c in profile.categories}
             fields_agree = not fields or not theirs or not fields.isdisjoint(theirs)
             if shared <= 0 and not fields_agree:
@@ -601,6 +651,12 @@ class ResearcherResolver:
         """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
         if len(self._by_block) > self._max:
             self._by_block.clear()
+
+
+def _filed_under(name: ParsedName) -> tuple[str, ...]:
+    """Where a researcher of this name is filed in its block (see ``ResearcherResolver._by_block``)."""
+    first = name.given[0] if name.given else ""
+    return (first, name.joined) if name.joined else (first,)
 
 
 def _age(profile: Profile) -> tuple[int, int]:

@@ -26,7 +26,9 @@ def test_blocks_are_surname_and_first_initial_whatever_the_spelling() -> None:
     assert parse_name("Ludwig van Beethoven") == ParsedName("van beethoven", ("ludwig",))
     assert parse_name("Martin Luther King Jr.") == ParsedName("king", ("martin", "luther"))
     # Two-word names are also looked up in the other order (East Asian names are printed both ways).
-    assert parse_name("Zhang Jun").swapped.block == parse_name("Jun Zhang").block  # type: ignore[union-attr]
+    zhang_jun, jun_zhang = parse_name("Zhang Jun"), parse_name("Jun Zhang")
+    assert zhang_jun is not None and jun_zhang is not None
+    assert zhang_jun.swapped_block == jun_zhang.block and zhang_jun.is_swap_of(jun_zhang)
     assert parse_name("ATLAS Collaboration") is None
 
 
