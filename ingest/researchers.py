@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import operator
 import re
 import zlib
 from collections import Counter, defaultdict
@@ -179,20 +180,18 @@ _STOP = frozenset(
 _VENUE_WORD = re.compile(r"[a-z]{3,}")
 
 
-def _words(text: str) -> set[str]:
-    return {w[:6] for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
-_BITS: dict[str, int] = {}  # word → its bit (the 6-letter prefixes are a bounded vocabulary)
+_BITS: dict[str, int] = {}  # word → the bit of its prefix (0 for a stop word), bounded below
 
 
 def topic_signature(text: str) -> int:
     bits = 0
     known = _BITS
-    for word in _words(text):
+    for word in set(_WORD.findall(text.lower())):
         bit = known.get(word)
         if bit is None:
-            bit = known[word] = 1 << (zlib.crc32(word.encode()) % TOPIC_BITS)
+            if len(known) > 500_000:
+                known.clear()
+            bit = known[word] = 0 if word in _STOP else 1 << (zlib.crc32(word[:6].encode()) % TOPIC_BITS)
         bits |= bit
     return bits
 
@@ -299,10 +298,12 @@ class Profile:
         self.papers += other.papers
         other.merged_into = self
 
-    def add(self, parsed: ParsedName, paper: PaperEvidence, affiliation: frozenset[str]) -> None:
-        if parsed.full > self.parsed.full or (
+    def add(self, parsed: ParsedName, paper: PaperEvidence, affiliation: frozenset[str]) -> bool:
+        """Add one paper's evidence; whether the name became more written-out (it is refiled)."""
+        renamed = parsed.full > self.parsed.full or (
             parsed.full == self.parsed.full and len(parsed.given) > len(self.parsed.given)
-        ):
+        )
+        if renamed:
             self.parsed = parsed
         self.coauthors = _union(self.coauthors, paper.people)
         self.categories = _union(self.categories, paper.categories)
@@ -313,6 +314,7 @@ class Profile:
             self.first_year = min(self.first_year or paper.year, paper.year)
             self.last_year = max(self.last_year or paper.year, paper.year)
         self.papers += 1
+        return renamed
 
 
 FEATURES = (
@@ -332,8 +334,11 @@ def features(
     paper: PaperEvidence,
     affiliation: frozenset[str],
 ) -> tuple[float, ...]:
-    own = parsed.coauthor_key  # the paper's people include the author; so may the profile's co-authors
-    shared = len(paper.people & profile.coauthors) - (own in paper.people and own in profile.coauthors)
+    people, known = paper.people, profile.coauthors
+    shared = 0
+    if not people.isdisjoint(known):
+        own = parsed.coauthor_key  # the paper's people include the author; so may the co-authors
+        shared = len(people & known) - (own in people and own in known)
     venue = len(paper.venue & profile.venue) / len(paper.venue) if paper.venue and profile.venue else 0.0
     aff = (
         len(affiliation & profile.affiliation) / min(len(affiliation), len(profile.affiliation))
@@ -355,7 +360,7 @@ def features(
         aff,
         topic,
         apart,
-        math.log1p(max(len(profile.coauthors) - 1, 0)),
+        math.log1p(max(len(known) - 1, 0)),
     )
 
 
@@ -375,7 +380,7 @@ MERGE_AT = 0.7
 
 
 def probability(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
-    z = bias + sum(w * v for w, v in zip(weights, values, strict=True))
+    z = bias + sum(map(operator.mul, weights, values))
     return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
 
@@ -531,14 +536,14 @@ class ResearcherResolver:
             else:
                 candidates = self._candidates(person, paper, printed, taken)
                 profile = self.decide(len(chosen), candidates) if candidates else None
+            founded = profile is None
             if profile is None:
                 self._born += 1
                 profile = Profile(None, display_name(name), person_key(name) or person.block, person)
                 profile.born = self._born
                 self.new_profiles.append(profile)
-            profile.add(person, paper, printed)
-            if profile.indexed != (profile.block, _filed_under(profile.parsed)):  # new or renamed
-                self._unindex(profile)
+            if profile.add(person, paper, printed) or founded:
+                self._unindex(profile)  # new, or its name now files it elsewhere
                 self._index(profile)
             taken.add(id(profile))
             chosen.append(profile)
