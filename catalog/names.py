@@ -73,6 +73,7 @@ class ParsedName:
 
     surname: str
     given: tuple[str, ...]
+    key: str = field(default="", compare=False)  # person_key of the whole name as written
     full: int = field(init=False, compare=False)  # how many given names are written out
     joined: str = field(init=False, compare=False)  # several written-out given names run together
     # The loose key researchers are looked up by: surname and first initial ("liu y").
@@ -105,27 +106,22 @@ def parse_name(name: str) -> ParsedName | None:
 
     Hyphenated and dotted given names split into words ("Jean-Pierre", "J.-P." → two words), so
     initials line up with the names they abbreviate."""
-    if person_key(name) is None:
+    key = person_key(name)
+    if key is None:
         return None
     if _UNUSUAL.search(name):
         parsed = HumanName(name)
         last, given = fold(parsed.last), fold(f"{parsed.first} {parsed.middle}").split()
-        if not last:
-            return _split(fold(name).split())
-        return ParsedName(last, tuple(given))
-    return _split(fold(name).split())
+        if last:
+            return ParsedName(last, tuple(given), key)
+    words = key.split()
+    return ParsedName(words[-1], tuple(words[:-1]), key)
 
 
 def block_of(name: str) -> str | None:
     """The loose key of a written name (``ParsedName.block``), None when it names no person."""
     parsed = parse_name(name)
     return parsed.block if parsed else None
-
-
-def _split(words: list[str]) -> ParsedName | None:
-    if not words:
-        return None
-    return ParsedName(words[-1], tuple(words[:-1]))
 
 
 def names_compatible(a: ParsedName, b: ParsedName) -> bool:

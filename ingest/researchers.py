@@ -539,7 +539,7 @@ class ResearcherResolver:
             founded = profile is None
             if profile is None:
                 self._born += 1
-                profile = Profile(None, display_name(name), person_key(name) or person.block, person)
+                profile = Profile(None, display_name(name), person.key or person.block, person)
                 profile.born = self._born
                 self.new_profiles.append(profile)
             if profile.add(person, paper, printed) or founded:
@@ -596,20 +596,20 @@ class ResearcherResolver:
         """The most likely candidate if likely enough. Every other candidate that is as likely and
         whose name agrees with the winner's is the same person seen twice before without a link
         between the two: it is merged into the older of them (ids of merged researchers 301)."""
-        scored = sorted(
-            (
-                (probability(c.features, self.weights, self.bias), c.profile.papers, i)
-                for i, c in enumerate(candidates)
-            ),
-            reverse=True,
-        )
-        if scored[0][0] < self.join_at:
+        scored = [
+            (probability(c.features, self.weights, self.bias), c.profile.papers, i)
+            for i, c in enumerate(candidates)
+        ]
+        top = max(scored)
+        if top[0] < self.join_at:
             return None
-        best = candidates[scored[0][2]].profile
-        for p, _papers, i in scored[1:]:
+        best = candidates[top[2]].profile
+        if not merge:
+            return best
+        for _p, _papers, i in sorted(
+            (s for s in scored if s[0] >= self.merge_at and s is not top), reverse=True
+        ):
             other = candidates[i].profile
-            if p < self.merge_at or not merge:
-                break
             if (
                 other.parsed.surname == best.parsed.surname
                 and names_compatible(other.parsed, best.parsed)
