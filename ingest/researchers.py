@@ -466,9 +466,11 @@ class ResearcherResolver:
                 Authorship.researcher_id.in_(ids)
             )
         ):
+            if rid is None:
+                continue
             papers[pid].append((rid, position))
-            if (parsed := parse_name(name)) is not None and parsed.full > profiles[rid].parsed.full:
-                profiles[rid].parsed = parsed
+            if (spelled := parse_name(name)) is not None and spelled.full > profiles[rid].parsed.full:
+                profiles[rid].parsed = spelled
         pids = list(papers)
         categories: dict[int, set[str]] = defaultdict(set)
         for pid, category in conn.execute(
@@ -504,7 +506,7 @@ class ResearcherResolver:
             .join(other, (other.paper_id == Authorship.paper_id) & (other.position != Authorship.position))
             .where(Authorship.researcher_id.in_(ids))
         ):
-            if (coauthor := parse_name(name)) is not None:
+            if rid is not None and (coauthor := parse_name(name)) is not None:
                 coauthors[rid].add(coauthor.coauthor_key)
         for rid, profile in profiles.items():
             profile.coauthors = frozenset(coauthors[rid])

@@ -40,7 +40,8 @@ def parse(value: dict[str, object]) -> PaperRecord:
         raise BadRecord("authors must be a list")
     for author in authors:
         entry = author if isinstance(author, dict) else {"name": author}
-        name = clean_text(entry.get("name")) if isinstance(entry.get("name"), str) else ""
+        written = entry.get("name")
+        name = clean_text(written) if isinstance(written, str) else ""
         if not name:
             raise BadRecord("an author without a name")
         names.append(name)
