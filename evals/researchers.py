@@ -211,6 +211,7 @@ def examples(path: Path, gold: Gold) -> tuple[np.ndarray, np.ndarray, list[str]]
         return next((c.profile for c in candidates if id(c.profile) in of_person[person]), None)
 
     resolver.decide = decide
+    resolver.prune = False
     for record in generic.read(path):
         if not isinstance(record, PaperRecord):
             continue

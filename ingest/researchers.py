@@ -211,6 +211,7 @@ class PaperEvidence:
     venue: frozenset[str]
     year: int | None
     topic: int
+    topic_bits: int = 0  # topic.bit_count()
 
     @classmethod
     def of(
@@ -227,7 +228,8 @@ class PaperEvidence:
             frozenset(categories),
             venue_words(venue),
             year,
-            topic_signature(text),
+            topic := topic_signature(text),
+            topic.bit_count(),
         )
 
 
@@ -416,6 +418,18 @@ class ResearcherResolver:
         self.rule = rule
         self.weights, self.bias = tuple(weights), bias
         self.join_at, self.merge_at = join_at, merge_at
+        self._join_z = math.log(join_at / (1.0 - join_at))  # the score at which P = join_at
+        # Skip candidates that cannot be joined before scoring them (``_may_join``); the evals turn
+        # it off to fit the model on every candidate.
+        self.prune = True
+        # The largest score without shared co-authors, venue or affiliation: bias, category and the
+        # years at their best, then per share of topic bits and per co-author.
+        w = dict(zip(FEATURES, self.weights, strict=True))
+        self._bound = (
+            bias + max(w["category"], 0.0) + max(w["years_apart"], 0.0) * 2.0,
+            max(w["topic"], 0.0),
+            max(w["known"], 0.0),
+        )
         self._born = 0
         self.new_profiles: list[Profile] = []
         # (survivor, merged) pairs decided since the importer last took them (see ``_best``).
@@ -576,7 +590,22 @@ class ResearcherResolver:
                 or person.is_swap_of(p.parsed)
             )
         ]
+        if self.prune:
+            compatible = [p for p in compatible if self._may_join(p, paper, printed)]
         return [Candidate(p, features(p, person, paper, printed)) for p in compatible]
+
+    def _may_join(self, profile: Profile, paper: PaperEvidence, printed: frozenset[str]) -> bool:
+        """False only when the candidate cannot reach ``join_at`` whatever its full features: no
+        co-author, venue or affiliation in common, and the rest bounded. Most candidates of a common
+        name end here, for the cost of one set test and one bit count (an exact shortcut: the
+        decisions are those of scoring everyone)."""
+        if not paper.people.isdisjoint(profile.coauthors):
+            return True
+        if (paper.venue and profile.venue) or (printed and profile.affiliation):
+            return True
+        topic = (paper.topic & profile.topic).bit_count() / paper.topic_bits if paper.topic_bits else 0.0
+        base, per_topic, per_known = self._bound
+        return base + per_topic * topic + per_known * math.log1p(len(profile.coauthors)) >= self._join_z
 
     def _index(self, profile: Profile) -> None:
         where = _filed_under(profile.parsed)
