@@ -180,18 +180,22 @@ _STOP = frozenset(
 _VENUE_WORD = re.compile(r"[a-z]{3,}")
 
 
+_PUNCTUATION = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", " "))
 _BITS: dict[str, int] = {}  # word → the bit of its prefix (0 for a stop word), bounded below
 
 
 def topic_signature(text: str) -> int:
+    """The bits of a text's words: split by str methods (the hot path of an import), each distinct
+    token judged once (a word of 4+ letters, not a stop word) and remembered."""
     bits = 0
     known = _BITS
-    for word in set(_WORD.findall(text.lower())):
-        bit = known.get(word)
+    for token in set(text.lower().translate(_PUNCTUATION).split()):
+        bit = known.get(token)
         if bit is None:
             if len(known) > 500_000:
                 known.clear()
-            bit = known[word] = 0 if word in _STOP else 1 << (zlib.crc32(word[:6].encode()) % TOPIC_BITS)
+            word = token if _WORD.fullmatch(token) and token not in _STOP else ""
+            bit = known[token] = 1 << (zlib.crc32(word[:6].encode()) % TOPIC_BITS) if word else 0
         bits |= bit
     return bits
 
@@ -570,20 +574,24 @@ class ResearcherResolver:
     ) -> list[Candidate]:
         filed = self._by_block.get(person.block)
         pool: list[Profile] = []
+        first = person.given[0] if person.given else ""
+        once = len(first) > 1 and not person.joined  # no profile can be met twice
         if filed:
-            first = person.given[0] if person.given else ""
             if len(first) > 1:  # its own name, initials, no given name, run together
-                for where in {first, first[0], "", person.joined}:
-                    pool += filed.get(where, ())
+                for where in (first, first[0], "", person.joined) if person.joined else (first, first[0], ""):
+                    held = filed.get(where)
+                    if held:
+                        pool += held
             else:  # an initial (or nothing) may be anyone of the block
                 for held in filed.values():
                     pool += held
         swapped = person.swapped_block
         if swapped and swapped != person.block:  # "Li Li" is its own swap
             pool += self._by_block.get(swapped, {}).get(person.surname, ())
+            once = False
         compatible = [
             p
-            for p in dict.fromkeys(pool)
+            for p in (pool if once else dict.fromkeys(pool))
             if id(p) not in taken
             and (
                 (p.parsed.surname == person.surname and names_compatible(person, p.parsed))
