@@ -599,16 +599,21 @@ class ResearcherResolver:
             )
         ]
         if self.prune:
-            compatible = [p for p in compatible if self._may_join(p, paper, printed)]
+            compatible = [p for p in compatible if self._may_join(p, person, paper, printed)]
         return [Candidate(p, features(p, person, paper, printed)) for p in compatible]
 
-    def _may_join(self, profile: Profile, paper: PaperEvidence, printed: frozenset[str]) -> bool:
+    def _may_join(
+        self, profile: Profile, person: ParsedName, paper: PaperEvidence, printed: frozenset[str]
+    ) -> bool:
         """False only when the candidate cannot reach ``join_at`` whatever its full features: no
         co-author, venue or affiliation in common, and the rest bounded. Most candidates of a common
         name end here, for the cost of one set test and one bit count (an exact shortcut: the
         decisions are those of scoring everyone)."""
-        if not paper.people.isdisjoint(profile.coauthors):
-            return True
+        people, known = paper.people, profile.coauthors
+        if not people.isdisjoint(known):  # more than the author's own key (both sets hold it)
+            own = person.coauthor_key
+            if own not in known or own not in people or len(people & known) > 1:
+                return True
         if (paper.venue and profile.venue) or (printed and profile.affiliation):
             return True
         topic = (paper.topic & profile.topic).bit_count() / paper.topic_bits if paper.topic_bits else 0.0
