@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from nameparser import HumanName
 
 _NON_WORD = re.compile(r"[^\w]+")
 _NOT_A_PERSON = re.compile(r"\b(collaboration|consortium|team|group|et al|and others)\b", re.I)
@@ -53,3 +57,83 @@ def preferred_spelling(spellings: Mapping[str, int]) -> str:
 def from_parsed(last: str, first: str, suffix: str = "") -> str:
     """``["Kingma", "Diederik P.", ""]`` (arXiv's authors_parsed) → ``"Diederik P. Kingma"``."""
     return " ".join(part for part in (first.strip(), last.strip(), suffix.strip()) if part)
+
+
+# -- parsed names: blocking and compatibility (ingest.researchers) ----------------------------------
+
+# Written-out names the fast split below would get wrong: a comma ("Liu, Yang"), a lower-case
+# particle ("van der Berg"), a suffix ("Jr.", "III") or a title ("Dr."). Only these go to nameparser
+# (~300 us a name, too slow for the 177k distinct names of a 75k import).
+_UNUSUAL = re.compile(r",|\b(?:[a-z]{1,3}|[JS]r\.?|I{2,3}|IV|Dr\.?|Prof\.?)(?:\s|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedName:
+    """A person's name folded into a surname and given-name words (an initial is one letter)."""
+
+    surname: str
+    given: tuple[str, ...]
+    key: str = field(default="", compare=False)  # person_key of the whole name as written
+    full: int = field(init=False, compare=False)  # how many given names are written out
+    joined: str = field(init=False, compare=False)  # several written-out given names run together
+    # The loose key researchers are looked up by: surname and first initial ("liu y").
+    block: str = field(init=False, compare=False)
+    # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
+    # names are printed both ways), when the name is exactly two written-out words; else "".
+    swapped_block: str = field(init=False, compare=False)
+    # How a co-author is recognised: surname and first given name ("liu yang"); an initial only
+    # matches an initial (loose keys would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
+    coauthor_key: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        given, surname = self.given, self.surname
+        full = sum(len(g) > 1 for g in given)
+        two_words = len(given) == 1 and full == 1 and " " not in surname
+        object.__setattr__(self, "full", full)
+        object.__setattr__(self, "joined", "".join(given) if full > 1 and full == len(given) else "")
+        object.__setattr__(self, "block", f"{surname} {given[0][0]}" if given else surname)
+        object.__setattr__(self, "swapped_block", f"{given[0]} {surname[0]}" if two_words else "")
+        object.__setattr__(self, "coauthor_key", f"{surname} {given[0]}" if given else surname)
+
+    def is_swap_of(self, other: ParsedName) -> bool:
+        """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""
+        return bool(self.swapped_block) and other.given == (self.surname,) and other.surname == self.given[0]
+
+
+@lru_cache(maxsize=200_000)
+def parse_name(name: str) -> ParsedName | None:
+    """``"Nancy F. Chen"`` → surname ``chen``, given ``("nancy", "f")``; None when not a person.
+
+    Hyphenated and dotted given names split into words ("Jean-Pierre", "J.-P." → two words), so
+    initials line up with the names they abbreviate."""
+    key = person_key(name)
+    if key is None:
+        return None
+    if _UNUSUAL.search(name):
+        parsed = HumanName(name)
+        last, given = fold(parsed.last), fold(f"{parsed.first} {parsed.middle}").split()
+        if last:
+            return ParsedName(last, tuple(given), key)
+    words = key.split()
+    return ParsedName(words[-1], tuple(words[:-1]), key)
+
+
+def block_of(name: str) -> str | None:
+    """The loose key of a written name (``ParsedName.block``), None when it names no person."""
+    parsed = parse_name(name)
+    return parsed.block if parsed else None
+
+
+def names_compatible(a: ParsedName, b: ParsedName) -> bool:
+    """Whether two parsed names (same surname) can be one person: each given name agrees with the one
+    in its place, an initial with any name it starts ("Y." ~ "Yang"), and a missing middle name with
+    any ("Nancy F. Chen" ~ "Nancy Chen"). Written-out given names run together also agree
+    ("Jianfeng" ~ "Jian-Feng")."""
+    if not a.given or not b.given:
+        return True
+    if a.full and b.full and "".join(a.given) == "".join(b.given):  # "Jianfeng" ~ "Jian-Feng"
+        return True
+    for x, y in zip(a.given, b.given, strict=False):
+        if x[0] != y[0] or (len(x) > 1 and len(y) > 1 and x != y):
+            return False
+    return True

@@ -5,7 +5,10 @@
 - ``qa-retrieval --file X.jsonl``: paper hit@1, hit@5 and page hit@5 of questions about ingested papers;
 - ``check-questions --file X.jsonl``: every evidence quote is on its page of the PDF (exit 1 if not);
 - ``qa --file X.jsonl [--base-url URL]``: the whole chat pipeline with the configured model: citation
-  validity, gold paper/page cited, abstention, answer containment, evidence and first-token latency.
+  validity, gold paper/page cited, abstention, answer containment, evidence and first-token latency;
+- ``researchers --file X.jsonl [--resolver NAME] [--fit]``: author disambiguation against gold persons
+  (pairwise and B-cubed P/R/F1, all mentions and ambiguous names); ``--fit`` fits the resolver's model
+  and prints grouped cross-validated figures.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from evals import beir, qa
+from evals import beir, qa, researchers
 from retrieval.lexical import Bm25Params
 from retrieval.search import MODES, Mode, rank_config
 from settings import Settings, get_settings
@@ -244,6 +247,34 @@ def answers_command(path: Path, base_url: str | None, verbose: bool) -> None:
             print(json.dumps(record, ensure_ascii=False), file=sys.stderr)
     figures["model"] = settings.llm.llm_model if llm else None
     click.echo(json.dumps(figures, indent=2))
+
+
+@cli.command("researchers")
+@click.option(
+    "--file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Gold papers, one JSON object per line (../shared/data/researchers/README.md).",
+)
+@click.option(
+    "--resolver",
+    type=click.Choice(["all", *researchers.RESOLVERS]),
+    default="evidence",
+    show_default=True,
+    help="evidence: the product's; old: the previous rule; the rest are baselines; all: every one.",
+)
+@click.option(
+    "--fit", is_flag=True, help="Fit the model on this file; print weights and cross-validated figures."
+)
+def researchers_command(path: Path, resolver: str, fit: bool) -> None:
+    """Who is who: how well author strings resolve to the gold persons."""
+    if fit:
+        click.echo(json.dumps(researchers.fit(path), indent=2))
+        return
+    chosen = researchers.RESOLVERS if resolver == "all" else (resolver,)
+    for name in chosen:
+        click.echo(json.dumps(researchers.run(path, name)))
 
 
 def main() -> None:

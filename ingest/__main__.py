@@ -21,7 +21,7 @@ from ingest.enrich import commands as enrich_commands
 from ingest.http import HttpError
 from ingest.importer import Importer, Summary
 from ingest.records import PaperRecord, RecordError
-from ingest.sources import HarvestError, kaggle, listings
+from ingest.sources import HarvestError, generic, kaggle, listings
 from ingest.sources.arxiv_api import ArxivClient, SortBy
 from ingest.sources.oai_pmh import Harvest, HarvestState, OaiPmhClient
 from settings import get_settings
@@ -102,6 +102,15 @@ def listings_command(paths: tuple[Path, ...]) -> None:
 def kaggle_command(paths: tuple[Path, ...]) -> None:
     """Import files in the Kaggle arxiv-metadata-oai-snapshot schema."""
     _exit_for(import_files(catalogue(), kaggle.read, paths, "kaggle"))
+
+
+@cli.command("papers")
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+def papers_command(paths: tuple[Path, ...]) -> None:
+    """Import papers from anywhere (paper_id, title, year, venue_or_categories, abstract, authors[])."""
+    _exit_for(import_files(catalogue(), generic.read, paths, "generic"))
 
 
 @cli.command("arxiv")

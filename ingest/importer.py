@@ -10,6 +10,7 @@ Per record the outcome is one of added / updated / unchanged / failed:
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import logging
 import queue
 import re
@@ -22,9 +23,9 @@ from typing import TypeVar, cast
 from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, select, text, update
 
 from catalog.models import Affiliation, Authorship, Base, Paper, PaperCategory, PaperVersion, Researcher
-from catalog.names import display_name, person_key
+from catalog.names import ParsedName, display_name, parse_name
 from ingest.records import PaperRecord, RecordError
-from ingest.researchers import Profile, ResearcherResolver, respell
+from ingest.researchers import Profile, ResearcherResolver, evidence_of, merge_in_catalogue, respell
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -68,15 +69,16 @@ class Importer:
         source: str,
         batch_size: int = 1000,
         on_progress: Callable[[int], None] | None = None,
+        resolver: ResearcherResolver | None = None,
     ) -> None:
         self.engine = engine
         self.source = source
         self.batch_size = batch_size
         self.on_progress = on_progress or (lambda _n: None)
-        self.resolver = ResearcherResolver()
+        self.resolver = resolver or ResearcherResolver()
         self.summary = Summary()  # what the current (or last) run has imported so far
         self._hashes: dict[str, str] = {}
-        self._keys: dict[str, str | None] = {}  # author string -> person_key
+        self._names: dict[str, ParsedName | None] = {}  # author string -> its parsed name
         self._batch_started = _now()
 
     def run(self, items: Iterable[PaperRecord | RecordError]) -> Summary:
@@ -94,6 +96,9 @@ class Importer:
             with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, conn.begin():
                 summary.merge(self._write(conn, records))
             self.resolver.forget_if_large()
+            # The resolver's profiles live for the whole import: without this, every full
+            # collection rescans all of them (~10 s of a 75k import's CPU).
+            gc.freeze()
             self.on_progress(len(batch))
         return summary
 
@@ -206,21 +211,27 @@ class Importer:
         self._write_authorships(conn, [(pid, r) for pid, r in papers if pid in authors_changed])
 
     def _write_authorships(self, conn: Connection, papers: list[tuple[int, PaperRecord]]) -> None:
-        # Folding a name costs ~10 us and the same names recur (177k distinct of 433k in the 75k
-        # listings): remember the keys, which also makes every occurrence share one key string.
-        cache = self._keys
+        # Parsing a name costs ~10 us and the same names recur (177k distinct of 433k in the 75k
+        # listings): remember them, which also makes every occurrence share one parsed value.
+        cache = self._names
         if len(cache) > _MAX_CACHED_NAMES:
             cache.clear()
-        keyed = [
-            (pid, r, [cache[a] if a in cache else cache.setdefault(a, person_key(a)) for a in r.authors])
+        parsed = [
+            (pid, r, [cache[a] if a in cache else cache.setdefault(a, parse_name(a)) for a in r.authors])
             for pid, r in papers
         ]
-        self.resolver.prefetch(conn, (k for _, _, keys in keyed for k in keys if k))
+        self.resolver.prefetch(conn, (b for _, _, names in parsed for n in names if n for b in _blocks(n)))
         resolved: list[tuple[int, PaperRecord, list[Profile | None]]] = [
-            (pid, r, self.resolver.resolve_paper(r.authors, keys, r.categories)) for pid, r, keys in keyed
+            (pid, r, self.resolver.resolve_paper(r.authors, names, evidence_of(r, names), r.affiliations))
+            for pid, r, names in parsed
         ]
-        self._insert_researchers(conn, self.resolver.new_profiles)
+        # A profile merged before it was written is never written; one already in the catalogue is
+        # merged there once the batch's rows are in.
+        self._insert_researchers(conn, [p for p in self.resolver.new_profiles if p.merged_into is None])
         self.resolver.new_profiles = []
+        merges = [(keep.current, gone) for keep, gone in self.resolver.merges if gone.id is not None]
+        self.resolver.merges = []
+        resolved = [(pid, r, [p.current if p else None for p in profiles]) for pid, r, profiles in resolved]
         # A spelling the researcher is not shown under ("Re" for "Ré") may change the display name.
         respell_later = {
             profile
@@ -236,6 +247,10 @@ class Importer:
         ]
         columns = ["paper_id", "position", "name", "role", "role_source", "researcher_id"]
         _bulk_insert(conn, _table(Authorship), columns, rows)
+        for keep, gone in merges:
+            assert keep.id is not None and gone.id is not None
+            merge_in_catalogue(conn, keep.id, gone.id)
+            respell_later.add(keep)
         respell(conn, respell_later)
 
     @staticmethod
@@ -250,8 +265,8 @@ class Importer:
         _bulk_insert(
             conn,
             _table(Researcher),
-            ["id", "display_name", "name_key", "created_at"],
-            [(p.id, p.name, p.key, now) for p in profiles],
+            ["id", "display_name", "name_key", "block_key", "created_at"],
+            [(p.id, p.name, p.key, p.block, now) for p in profiles],
         )
 
     def _paper_row(self, record: PaperRecord) -> dict[str, object]:
@@ -287,6 +302,11 @@ class Importer:
             "created_at": now,
             "modified_at": now,
         }
+
+
+def _blocks(name: ParsedName) -> tuple[str, ...]:
+    """The blocks a name's candidates are looked up in (see ``ResearcherResolver._candidates``)."""
+    return (name.block, name.swapped_block) if name.swapped_block else (name.block,)
 
 
 class _SourceFailed:

@@ -99,7 +99,7 @@ def make_record(
         raise BadRecord("missing title")
     if abstract is not None and not isinstance(abstract, str):
         raise BadRecord("abstract is not text")
-    cats = tuple(dict.fromkeys(c for c in categories if _is_category(c)))
+    cats = tuple(dict.fromkeys(c for c in categories if is_category(c)))
     versions = extra.pop("versions", ())
     if not versions and parsed.version is not None:
         versions = (Version(parsed.version),)
@@ -117,7 +117,7 @@ def make_record(
 _CATEGORY = re.compile(r"[a-z]+(?:-[a-z]+)?(?:\.[A-Za-z]+(?:-[A-Za-z]+)?)?")
 
 
-def _is_category(text: str) -> bool:
+def is_category(text: str) -> bool:
     """arXiv category codes (``cs.LG``, ``hep-th``); listings also carry MSC/ACM codes, which are not."""
     return isinstance(text, str) and _CATEGORY.fullmatch(text) is not None
 

@@ -52,7 +52,7 @@ from catalog.enrichment import (
     move_researcher_references,
 )
 from catalog.models import Affiliation, Authorship, Paper, Researcher, ResearcherInstitution
-from catalog.names import fold, person_key
+from catalog.names import block_of, fold, person_key
 from ingest.enrich import openalex, semanticscholar
 from ingest.enrich.affiliations import Matcher
 from ingest.enrich.institutions import ensure_institution
@@ -407,6 +407,7 @@ class Merger:
             target = Researcher(
                 display_name=authorship.name,
                 name_key=person_key(authorship.name) or researcher.name_key,
+                block_key=block_of(authorship.name) or researcher.block_key,
                 created_at=_now(),
             )
             session.add(target)

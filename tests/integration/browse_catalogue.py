@@ -192,7 +192,7 @@ def _extra_listings() -> list[str]:
                 "id": "2401.00005",
                 "title": "Detector calibration with the full collaboration",
                 "summary": "Calibration.",
-                "authors": [COLLABORATOR, "The HALO Collaboration"],
+                "authors": [COLLABORATOR, "The HALO Collaboration", "Uma Hauptautorin"],
                 "categories": ["hep-ex"],
                 "_listing_file": "2024-01-06",
             }

@@ -12,6 +12,8 @@ from pathlib import Path
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from accounts.models import Follow, Person
+from catalog.enrichment import surviving_researcher_id
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, PaperVersion, Researcher
 from ingest.importer import Importer
 from ingest.records import RecordError
@@ -182,16 +184,21 @@ def test_nul_bytes_and_surrogates_never_reach_the_database(engine: Engine, tmp_p
         assert paper.authorships[0].name == "Nul Person"
 
 
-def test_same_name_researchers_split_by_field_and_joined_by_coauthor(engine: Engine, tmp_path: Path) -> None:
-    def rec(pid: str, authors: list[str], cat: str) -> dict[str, object]:
-        return {"id": pid, "title": pid, "summary": "", "authors": authors, "categories": [cat]}
+def test_same_name_researchers_kept_apart_without_evidence_and_joined_by_it(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # The old rule joined every same-name author in one broad field (cs); the evidence rule joins
+    # on a shared co-author, or on a shared category with a similar title, and nothing less.
+    def rec(pid: str, title: str, authors: list[str], cat: str) -> dict[str, object]:
+        return {"id": pid, "title": title, "summary": "", "authors": authors, "categories": [cat]}
 
     rows = [
-        rec("2401.00010", ["Wei Zhang", "Ann Lee"], "cs.LG"),
-        rec("2401.00011", ["Wei Zhang", "Bob Stone"], "astro-ph.GA"),  # other field, no shared co-author
-        rec("2401.00012", ["Wéi Zhang", "Carol King"], "cs.CV"),  # same field as the first
-        rec("2401.00013", ["Wei  Zhang", "Bob Stone"], "math.AP"),  # co-author of the astro one
-        rec("2401.00014", ["ATLAS Collaboration"], "hep-ex"),
+        rec("2401.00010", "Sparse attention for long documents", ["Wei Zhang", "Ann Lee"], "cs.LG"),
+        rec("2401.00011", "Dust in galaxy clusters", ["Wei Zhang", "Bob Stone"], "astro-ph.GA"),
+        rec("2401.00012", "Sparse attention for long videos", ["Wéi Zhang", "Carol King"], "cs.LG"),
+        rec("2401.00013", "Elliptic estimates", ["Wei  Zhang", "Bob Stone"], "math.AP"),  # co-author
+        rec("2401.00015", "Robot grasping from pixels", ["Wei Zhang", "Dan Moss"], "cs.RO"),  # no evidence
+        rec("2401.00014", "Detector", ["ATLAS Collaboration"], "hep-ex"),
     ]
     Importer(engine, source="listings", batch_size=2).run(
         listings.read(_write_jsonl(tmp_path / "r.jsonl", rows))
@@ -205,11 +212,83 @@ def test_same_name_researchers_split_by_field_and_joined_by_coauthor(engine: Eng
             ).all()
         )
         zhangs = s.execute(select(Researcher.id).where(Researcher.name_key == "wei zhang")).scalars().all()
-    assert len(zhangs) == 2
+    assert len(zhangs) == 3
     assert by_paper["2401.00010"] == by_paper["2401.00012"]
     assert by_paper["2401.00011"] == by_paper["2401.00013"]
-    assert by_paper["2401.00010"] != by_paper["2401.00011"]
+    assert len({by_paper["2401.00010"], by_paper["2401.00011"], by_paper["2401.00015"]}) == 3
     assert by_paper["2401.00014"] is None
+
+
+def test_new_papers_never_change_the_ids_of_researchers_already_resolved(
+    engine: Engine, tmp_path: Path
+) -> None:
+    def rec(pid: str, title: str, authors: list[str], cat: str) -> dict[str, object]:
+        return {"id": pid, "title": title, "summary": "", "authors": authors, "categories": [cat]}
+
+    first = [
+        rec("2402.00001", "Graph kernels", ["Yang Liu", "Ann Lee", "Tom Hart"], "cs.LG"),
+        rec("2402.00002", "Dust in galaxy clusters", ["Yang Liu", "Bo Chen"], "astro-ph.GA"),
+    ]
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", first)))
+    position0 = (
+        select(Paper.arxiv_id, Authorship.researcher_id).join(Authorship).where(Authorship.position == 0)
+    )
+    with Session(engine) as s:
+        before = dict(s.execute(position0).all())
+    assert before["2402.00001"] != before["2402.00002"]
+    second = [
+        # An initial and the same co-authors: the first one.
+        rec("2402.00003", "Kernel methods", ["Y. Liu", "Ann Lee", "Tom Hart"], "stat.ML"),
+        rec("2402.00004", "Robot grasping", ["Yang Liu", "Eve Park"], "cs.RO"),  # nothing shared: new
+        rec("2402.00005", "Graph kernels", ["Yu Liu", "Ann Lee", "Tom Hart"], "cs.LG"),  # another name
+    ]
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "2.jsonl", second)))
+    with Session(engine) as s:
+        after = dict(s.execute(position0).all())
+    assert {pid: after[pid] for pid in before} == before
+    assert after["2402.00003"] == before["2402.00001"]
+    assert after["2402.00004"] not in set(before.values())
+    assert after["2402.00005"] not in {*before.values(), after["2402.00004"]}
+
+
+def test_a_paper_linking_two_researchers_merges_them_and_the_old_id_redirects(
+    engine: Engine, tmp_path: Path
+) -> None:
+    def rec(pid: str, title: str, authors: list[str], cat: str) -> dict[str, object]:
+        return {"id": pid, "title": title, "summary": "", "authors": authors, "categories": [cat]}
+
+    # Two "Yang Liu"s with nothing in common but a name, then a paper sharing co-authors with both.
+    first = [
+        rec("2403.00001", "Speech summarization", ["Yang Liu", "Ann Lee", "Tom Hart", "Kim Ode"], "cs.CL")
+    ]
+    second = [rec("2403.00002", "Protein folding", ["Yang Liu", "Bo Chen", "Eve Park", "Al Roy"], "q-bio.BM")]
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", first)))
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "2.jsonl", second)))
+    with Session(engine) as s:
+        older, newer = sorted(
+            s.execute(select(Researcher.id).where(Researcher.name_key == "yang liu")).scalars()
+        )
+        reader = Person(display_name="reader")
+        s.add(reader)
+        s.flush()
+        s.add(Follow(person_id=reader.id, researcher_id=newer))
+        s.commit()
+        reader_id = reader.id
+    both = ["Yang Liu", "Ann Lee", "Tom Hart", "Kim Ode", "Bo Chen", "Eve Park", "Al Roy"]
+    Importer(engine, source="listings").run(
+        listings.read(_write_jsonl(tmp_path / "3.jsonl", [rec("2403.00003", "Review", both, "cs.CL")]))
+    )
+    with Session(engine) as s:
+        assert s.execute(select(Researcher.id).where(Researcher.name_key == "yang liu")).scalars().all() == [
+            older
+        ]
+        assert set(s.execute(select(Authorship.researcher_id).where(Authorship.position == 0)).scalars()) == {
+            older
+        }
+        assert surviving_researcher_id(s, newer) == older
+        assert s.execute(
+            select(Follow.researcher_id).where(Follow.person_id == reader_id)
+        ).scalars().all() == [older]
 
 
 def test_resolution_uses_researchers_already_in_the_catalogue(engine: Engine, tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ OWNERS = {
     "Stemmer": ("retrieval.lexical",),
     "pytrec_eval": ("evals",),
     "rapidfuzz": ("ingest.enrich",),
+    "nameparser": ("catalog.names",),
     "feedgen": ("app.controllers.agents", "app.agents"),
     "alembic": ("catalog",),
     "defusedxml": ("ingest.sources.arxiv_api", "ingest.sources.oai_pmh"),  # untrusted XML

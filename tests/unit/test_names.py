@@ -1,4 +1,4 @@
-from catalog.names import person_key, preferred_spelling
+from catalog.names import ParsedName, names_compatible, parse_name, person_key, preferred_spelling
 
 
 def test_person_key_folds_accents_case_and_punctuation_but_not_initials() -> None:
@@ -16,3 +16,33 @@ def test_preferred_spelling_is_the_most_complete_then_the_most_frequent() -> Non
     assert preferred_spelling({"Ann Lee": 1, "Ann Lée": 1}) == preferred_spelling(
         {"Ann Lée": 1, "Ann Lee": 1}
     )
+
+
+def test_blocks_are_surname_and_first_initial_whatever_the_spelling() -> None:
+    same = ["Yang Liu", "Y. Liu", "Liu, Yang", "YANG LIU", "Yáng Liú"]
+    assert {parse_name(n).block for n in same} == {"liu y"}  # type: ignore[union-attr]
+    assert parse_name("Jean-Pierre Dupont") == ParsedName("dupont", ("jean", "pierre"))
+    assert parse_name("J.-P. Dupont") == ParsedName("dupont", ("j", "p"))
+    assert parse_name("Ludwig van Beethoven") == ParsedName("van beethoven", ("ludwig",))
+    assert parse_name("Martin Luther King Jr.") == ParsedName("king", ("martin", "luther"))
+    # Two-word names are also looked up in the other order (East Asian names are printed both ways).
+    zhang_jun, jun_zhang = parse_name("Zhang Jun"), parse_name("Jun Zhang")
+    assert zhang_jun is not None and jun_zhang is not None
+    assert zhang_jun.swapped_block == jun_zhang.block and zhang_jun.is_swap_of(jun_zhang)
+    assert parse_name("ATLAS Collaboration") is None
+
+
+def test_names_compatible_initials_middle_names_and_hyphens() -> None:
+    def ok(a: str, b: str) -> bool:
+        pa, pb = parse_name(a), parse_name(b)
+        assert pa is not None and pb is not None
+        return names_compatible(pa, pb) and names_compatible(pb, pa)
+
+    assert ok("Nancy F. Chen", "Nancy Chen")
+    assert ok("Y. Liu", "Yang Liu")
+    assert ok("D. P. Kingma", "Diederik P. Kingma")
+    assert ok("Jianfeng Gao", "Jian-Feng Gao")
+    assert ok("J.-P. Dupont", "Jean-Pierre Dupont")
+    assert not ok("Yu Liu", "Yang Liu")
+    assert not ok("D. Q. Kingma", "Diederik P. Kingma")
+    assert not ok("Nancy F. Chen", "Nancy G. Chen")

@@ -1,0 +1,275 @@
+"""Author disambiguation measured on gold (``python -m evals researchers``).
+
+The gold file's papers are imported into a fresh temporary SQLite catalogue through the product's
+own path (``ingest.sources.generic`` → ``Importer`` → ``ResearcherResolver``); every gold mention's
+researcher is then compared with its gold person. The gold fields (``person``, ``person_src``,
+``acl_id``, ``orcid_attr``) are read only here, for scoring and fitting, never by the importer.
+
+Figures: pairwise and B-cubed precision/recall/F1 over all gold mentions and over the mentions of
+names (as written) that several gold persons share, and predicted vs gold cluster counts.
+Baselines need no catalogue: one researcher per exact name string; the same, split into connected
+components of papers sharing a co-author name string.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import select
+
+from catalog.db import make_engine, migrate
+from catalog.models import Authorship, Paper
+from catalog.names import display_name, parse_name
+from ingest.importer import Importer
+from ingest.records import PaperRecord
+from ingest.researchers import (
+    BIAS,
+    FEATURES,
+    JOIN_AT,
+    WEIGHTS,
+    Candidate,
+    Profile,
+    ResearcherResolver,
+    Rule,
+    evidence_of,
+)
+from ingest.sources import generic
+
+RESOLVERS = ("evidence", "old", "exact-name", "coauthor-components")
+Mention = tuple[str, int]  # (paper id, author position)
+FOLDS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    persons: dict[Mention, str]  # gold mention → person
+    names: dict[Mention, str]  # every mention → the name as written
+    coauthors: dict[Mention, frozenset[str]]  # every mention → the other names on its paper
+    blocks: dict[Mention, str]  # gold mention → its loose name key (folds for cross-validation)
+
+    @property
+    def ambiguous(self) -> set[Mention]:
+        """Gold mentions of a name (as written) that several gold persons share."""
+        people: dict[str, set[str]] = defaultdict(set)
+        for m, person in self.persons.items():
+            people[self.names[m]].add(person)
+        return {m for m in self.persons if len(people[self.names[m]]) > 1}
+
+
+def load(path: Path) -> Gold:
+    persons: dict[Mention, str] = {}
+    names: dict[Mention, str] = {}
+    coauthors: dict[Mention, frozenset[str]] = {}
+    blocks: dict[Mention, str] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            paper = json.loads(line)
+            written = [display_name(a["name"] if isinstance(a, dict) else a) for a in paper["authors"]]
+            for i, author in enumerate(paper["authors"]):
+                m = (paper["paper_id"], i)
+                names[m] = written[i]
+                coauthors[m] = frozenset(written[:i] + written[i + 1 :])
+                if isinstance(author, dict) and author.get("person"):
+                    persons[m] = author["person"]
+                    parsed = parse_name(written[i])
+                    blocks[m] = parsed.block if parsed else written[i]
+    return Gold(persons, names, coauthors, blocks)
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+
+def scores(
+    predicted: Mapping[Mention, Hashable], gold: Mapping[Mention, str], over: Iterable[Mention]
+) -> dict:
+    """Pairwise and B-cubed precision/recall/F1 of ``predicted`` clusters over the mentions ``over``."""
+    mentions = [m for m in over if m in gold]
+    pred = {m: predicted.get(m, ("alone", m)) for m in mentions}  # an unresolved mention is alone
+    both = Counter((pred[m], gold[m]) for m in mentions)
+    sizes_pred = Counter(pred.values())
+    sizes_gold = Counter(gold[m] for m in mentions)
+
+    def pairs(n: int) -> int:
+        return n * (n - 1) // 2
+
+    tp = sum(pairs(n) for n in both.values())
+    p_pairs, g_pairs = sum(map(pairs, sizes_pred.values())), sum(map(pairs, sizes_gold.values()))
+    b_p = sum(both[pred[m], gold[m]] / sizes_pred[pred[m]] for m in mentions) / max(len(mentions), 1)
+    b_r = sum(both[pred[m], gold[m]] / sizes_gold[gold[m]] for m in mentions) / max(len(mentions), 1)
+    pw_p = tp / p_pairs if p_pairs else 1.0
+    pw_r = tp / g_pairs if g_pairs else 1.0
+    return {
+        "mentions": len(mentions),
+        "pairwise": _prf(pw_p, pw_r),
+        "bcubed": _prf(b_p, b_r),
+        "clusters_predicted": len(sizes_pred),
+        "clusters_gold": len(sizes_gold),
+    }
+
+
+def _prf(p: float, r: float) -> dict[str, float]:
+    return {"p": round(p, 4), "r": round(r, 4), "f1": round(2 * p * r / (p + r) if p + r else 0.0, 4)}
+
+
+def report(predicted: Mapping[Mention, Hashable], gold: Gold) -> dict:
+    return {
+        "all": scores(predicted, gold.persons, gold.persons),
+        "ambiguous_names": scores(predicted, gold.persons, gold.ambiguous),
+    }
+
+
+# -- predictions -----------------------------------------------------------------------------------
+
+
+def exact_name(gold: Gold) -> dict[Mention, Hashable]:
+    return dict(gold.names)
+
+
+def coauthor_components(gold: Gold) -> dict[Mention, Hashable]:
+    """Mentions of one exact name, joined when their papers share a co-author name string."""
+    parent: dict[Mention, Mention] = {m: m for m in gold.names}
+
+    def root(m: Mention) -> Mention:
+        while parent[m] != m:
+            parent[m] = parent[parent[m]]
+            m = parent[m]
+        return m
+
+    seen: dict[tuple[str, str], Mention] = {}
+    for m, name in gold.names.items():
+        for other in gold.coauthors[m]:
+            first = seen.setdefault((name, other), m)
+            parent[root(m)] = root(first)
+    return {m: root(m) for m in gold.names}
+
+
+def imported(path: Path, resolver: ResearcherResolver, batch_size: int = 1000) -> dict[Mention, Hashable]:
+    """Import the file into a fresh temporary SQLite catalogue; each mention's researcher id."""
+    with tempfile.TemporaryDirectory(prefix="wovepaper-researchers-") as tmp:
+        engine = make_engine(f"sqlite:///{tmp}/catalogue.sqlite3")
+        migrate(engine)
+        Importer(engine, source="generic", batch_size=batch_size, resolver=resolver).run(generic.read(path))
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(Paper.arxiv_id, Authorship.position, Authorship.researcher_id).join(
+                    Authorship, Authorship.paper_id == Paper.id
+                )
+            ).all()
+        engine.dispose()
+    return {(pid, pos): rid if rid is not None else ("alone", pid, pos) for pid, pos, rid in rows}
+
+
+def run(path: Path, resolver: str, weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> dict:
+    gold = load(path)
+    started = time.perf_counter()
+    if resolver == "exact-name":
+        predicted = exact_name(gold)
+    elif resolver == "coauthor-components":
+        predicted = coauthor_components(gold)
+    else:
+        rule = Rule(resolver)
+        predicted = imported(path, ResearcherResolver(rule=rule, weights=weights, bias=bias))
+    seconds = time.perf_counter() - started
+    return (
+        {"file": path.name, "resolver": resolver} | report(predicted, gold) | {"seconds": round(seconds, 2)}
+    )
+
+
+# -- fitting the model -----------------------------------------------------------------------------
+
+
+def examples(path: Path, gold: Gold) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Every gold mention against the candidates the resolver offers it, the candidates built from
+    the gold decisions before it (teacher forcing): features, labels (same person?) and the block of
+    the mention (for folds). Mentions without gold are decided by the current model, as at import."""
+    resolver = ResearcherResolver()
+    rows: list[tuple[float, ...]] = []
+    labels: list[int] = []
+    blocks: list[str] = []
+    of_person: dict[str, set[int]] = defaultdict(set)
+    current: list[str | None] = []
+    paper_id = ""
+
+    def decide(position: int, candidates: Sequence[Candidate]) -> Profile | None:
+        person = current[position]
+        if person is None:  # as at import, without merges (they would fold gold researchers)
+            return resolver._best(position, candidates, merge=False)
+        for c in candidates:
+            rows.append(c.features)
+            labels.append(int(id(c.profile) in of_person[person]))
+            blocks.append(gold.blocks[paper_id, position])
+        return next((c.profile for c in candidates if id(c.profile) in of_person[person]), None)
+
+    resolver.decide = decide
+    resolver.prune = False
+    for record in generic.read(path):
+        if not isinstance(record, PaperRecord):
+            continue
+        paper_id = record.arxiv_id
+        current = [gold.persons.get((paper_id, i)) for i in range(len(record.authors))]
+        names = [parse_name(a) for a in record.authors]
+        chosen = resolver.resolve_paper(
+            record.authors, names, evidence_of(record, names), record.affiliations
+        )
+        for person, profile in zip(current, chosen, strict=True):
+            if person is not None and profile is not None:
+                of_person[person].add(id(profile))
+    return np.array(rows, dtype=float), np.array(labels, dtype=float), blocks
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) -> tuple[float, list[float]]:
+    """L2-regularised logistic regression by Newton's method (the bias is not penalised)."""
+    a = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(a.shape[1])
+    penalty = np.eye(a.shape[1]) * l2
+    penalty[0, 0] = 0.0
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-np.clip(a @ w, -30, 30)))
+        gradient = a.T @ (p - y) + penalty @ w
+        hessian = (a * (p * (1 - p))[:, None]).T @ a + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return float(w[0]), [float(v) for v in w[1:]]
+
+
+def fold_of(block: str) -> int:
+    return zlib.crc32(block.encode()) % FOLDS
+
+
+def fit(path: Path) -> dict:
+    """Fit the model on the file, and report grouped cross-validated figures: five folds by loose
+    name key; each fold's mentions are resolved by a model fitted on the other folds' names."""
+    gold = load(path)
+    x, y, blocks = examples(path, gold)
+    bias, weights = fit_logistic(x, y)
+    folds = np.array([fold_of(b) for b in blocks])
+    pooled: dict[Mention, Hashable] = {}
+    for k in range(FOLDS):
+        fold_bias, fold_weights = fit_logistic(x[folds != k], y[folds != k])
+        predicted = imported(path, ResearcherResolver(weights=fold_weights, bias=fold_bias))
+        for m in gold.persons:
+            if fold_of(gold.blocks[m]) == k:
+                pooled[m] = (k, predicted[m])
+    return {
+        "file": path.name,
+        "examples": len(y),
+        "positives": int(y.sum()),
+        "features": list(FEATURES),
+        "bias": round(bias, 3),
+        "weights": [round(w, 3) for w in weights],
+        "join_at": JOIN_AT,
+        "cross_validated": report(pooled, gold),
+        "in_sample": report(imported(path, ResearcherResolver(weights=weights, bias=bias)), gold),
+    }

@@ -1,0 +1,70 @@
+"""The researcher resolver's rules in memory (no catalogue), and the eval's metric code."""
+
+from __future__ import annotations
+
+from catalog.names import parse_name
+from evals.researchers import scores
+from ingest.researchers import PaperEvidence, Profile, ResearcherResolver
+
+
+def _resolve(
+    resolver: ResearcherResolver, authors: list[str], title: str, cats: list[str], year: int
+) -> list[Profile]:
+    names = [parse_name(a) for a in authors]
+    chosen = resolver.resolve_paper(authors, names, PaperEvidence.of(names, cats, None, year, title))
+    return [p.current for p in chosen if p is not None]
+
+
+def test_same_name_without_evidence_stays_apart_and_a_shared_coauthor_joins() -> None:
+    r = ResearcherResolver()
+    a = _resolve(r, ["Wei Zhang", "Ann Lee"], "Sparse attention for long documents", ["cs.CL"], 2020)[0]
+    b = _resolve(r, ["Wei Zhang", "Bob Stone"], "Dust in galaxy clusters", ["astro-ph.GA"], 2009)[0]
+    c = _resolve(r, ["Wei Zhang", "Ann Lee"], "Retrieval for question answering", ["cs.IR"], 2021)[0]
+    assert a is not b
+    assert c is a
+
+
+def test_variants_of_one_name_join_and_other_given_names_never_do() -> None:
+    r = ResearcherResolver()
+    kingma = _resolve(r, ["Diederik P. Kingma", "Max Welling"], "Variational autoencoders", ["cs.LG"], 2013)[
+        0
+    ]
+    again = _resolve(r, ["D. P. Kingma", "Max Welling"], "Variational inference flows", ["stat.ML"], 2016)[0]
+    other = _resolve(r, ["Durk Kingma", "Max Welling"], "Variational inference", ["cs.LG"], 2016)[0]
+    assert again is kingma
+    assert other is not kingma  # "Durk" is not "Diederik", whatever the evidence
+    assert kingma.name == "Diederik P. Kingma"
+
+
+def test_two_authors_of_one_paper_are_never_one_researcher() -> None:
+    r = ResearcherResolver()
+    first, second = _resolve(r, ["Li Zhang", "Li Zhang", "Bo Chen"], "Parsing", ["cs.CL"], 2020)[:2]
+    assert first is not second
+
+
+def test_an_author_linking_two_researchers_merges_them_into_the_older() -> None:
+    r = ResearcherResolver()
+    older = _resolve(
+        r, ["Yang Liu", "Ann Lee", "Tom Hart", "Kim Ode"], "Speech summarization", ["cs.CL"], 2010
+    )[0]
+    newer = _resolve(r, ["Yang Liu", "Bo Chen", "Eve Park", "Al Roy"], "Protein folding", ["q-bio.BM"], 2012)[
+        0
+    ]
+    assert older is not newer
+    both = ["Yang Liu", "Ann Lee", "Tom Hart", "Kim Ode", "Bo Chen", "Eve Park", "Al Roy"]
+    linked = _resolve(r, both, "Review", ["cs.CL"], 2011)[0]
+    assert linked is older and newer.current is older
+    assert r.merges == [(older, newer)]
+
+
+def test_bcubed_and_pairwise_on_a_tiny_example() -> None:
+    gold = {("p", 0): "A", ("p", 1): "A", ("p", 2): "B", ("p", 3): "B"}
+    predicted = {("p", 0): 1, ("p", 1): 1, ("p", 2): 1, ("p", 3): 2}
+    figures = scores(predicted, gold, gold)
+    # B-cubed precision: 2/3, 2/3, 1/3, 1 → 0.6667; recall: 1, 1, 1/2, 1/2 → 0.75.
+    assert figures["bcubed"] == {"p": 0.6667, "r": 0.75, "f1": 0.7059}
+    # Pairs: predicted {01, 02, 12}, gold {01, 23}; one in common.
+    assert figures["pairwise"] == {"p": 0.3333, "r": 0.5, "f1": 0.4}
+    assert (figures["clusters_predicted"], figures["clusters_gold"]) == (2, 2)
+    perfect = scores(gold, gold, gold)
+    assert perfect["bcubed"]["f1"] == perfect["pairwise"]["f1"] == 1.0
