@@ -9,8 +9,21 @@ round, and running a source again changes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 
-from sqlalchemy import DateTime, ForeignKey, Index, String, Text, inspect, select, text
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    TextClause,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from catalog.models import Base
@@ -100,17 +113,29 @@ def surviving_researcher_id(session: Session, researcher_id: int) -> int | None:
         current = target
 
 
-def move_researcher_references(session: Session, gone_id: int, keep_id: int) -> None:
+def move_researcher_references(conn: Connection, gone_id: int, keep_id: int) -> None:
     """Point every row that refers to researcher ``gone_id`` at ``keep_id`` before it is deleted.
 
     Other packages' tables refer to researchers too (a person's follows live in ``accounts``, which
-    the catalogue must not import), so the referring tables are read from the database itself. A row
-    whose twin already refers to ``keep_id`` (someone who followed both) is left to the delete's
-    cascade rather than duplicated.
+    the catalogue must not import), so the referring tables are read from the database itself (once
+    per engine: the schema does not change under a running process). A row whose twin already refers
+    to ``keep_id`` (someone who followed both) is left to the delete's cascade, not duplicated.
     """
-    bind = session.connection()
-    inspector = inspect(bind)
-    quote = bind.dialect.identifier_preparer.quote
+    statements = _REPOINTING.get(conn.engine)
+    if statements is None:
+        statements = _REPOINTING[conn.engine] = _repointing_statements(conn)
+    for statement in statements:
+        conn.execute(statement, {"keep": keep_id, "gone": gone_id})
+
+
+_REPOINTING: weakref.WeakKeyDictionary[Engine, tuple[TextClause, ...]] = weakref.WeakKeyDictionary()
+
+
+def _repointing_statements(conn: Connection) -> tuple[TextClause, ...]:
+    # Inspected through the caller's connection: another would wait behind its write lock on SQLite.
+    inspector = inspect(conn)
+    quote = conn.dialect.identifier_preparer.quote
+    statements = []
     for table in inspector.get_table_names():
         for fk in inspector.get_foreign_keys(table):
             if fk["referred_table"] != "researchers" or len(fk["constrained_columns"]) != 1:
@@ -124,7 +149,5 @@ def move_researcher_references(session: Session, gone_id: int, keep_id: int) -> 
             sql = f"UPDATE {table_q} SET {column_q} = :keep WHERE {column_q} = :gone"  # noqa: S608
             if column in key and others:
                 sql += f" AND NOT EXISTS (SELECT 1 FROM {table_q} o WHERE o.{column_q} = :keep AND {twin})"  # noqa: S608
-            session.execute(
-                text(sql),
-                {"keep": keep_id, "gone": gone_id},
-            )
+            statements.append(text(sql))
+    return tuple(statements)

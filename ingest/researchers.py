@@ -38,10 +38,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import aliased
 
-from catalog.enrichment import ResearcherChange
+from catalog.enrichment import ResearcherChange, move_researcher_references
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, Researcher
 from catalog.names import (
     ParsedName,
@@ -755,19 +755,8 @@ _AFFILIATION_STOP = frozenset(
 def merge_in_catalogue(conn: Connection, keep: int, gone: int) -> None:
     """Fold researcher ``gone`` into ``keep``: authorships, follows and a person's claim move, and a
     ``merged`` change is recorded so ``/researchers/<gone>`` redirects (as enrichment's merges do)."""
-    params = {"keep": keep, "gone": gone}
     conn.execute(update(Authorship).where(Authorship.researcher_id == gone).values(researcher_id=keep))
-    # follows and people belong to accounts (which ingest does not import): plain SQL on their tables.
-    conn.execute(
-        text(
-            "INSERT INTO follows (person_id, researcher_id, created_at)"
-            " SELECT f.person_id, :keep, f.created_at FROM follows f WHERE f.researcher_id = :gone"
-            " AND NOT EXISTS (SELECT 1 FROM follows g WHERE g.person_id = f.person_id"
-            " AND g.researcher_id = :keep)"
-        ),
-        params,
-    )
-    conn.execute(text("UPDATE people SET researcher_id = :keep WHERE researcher_id = :gone"), params)
+    move_researcher_references(conn, gone, keep)  # follows, a person's claim …
     conn.execute(
         update(ResearcherChange)
         .where(ResearcherChange.kind == "merged", ResearcherChange.other_id == gone)

@@ -525,7 +525,7 @@ class Merger:
             f"{gone.display_name!r} shares {_shared(keep, gone)} with {keep.display_name!r}",
         )  # fmt: skip
         session.flush()
-        move_researcher_references(session, gone_id, keep.id)  # follows, "this is me" claims …
+        move_researcher_references(session.connection(), gone_id, keep.id)  # follows, "this is me" claims …
         # A bulk delete: the ORM would otherwise null the FKs of authorships it still holds for ``gone``.
         session.execute(
             delete(Researcher).where(Researcher.id == gone_id),
