@@ -212,6 +212,7 @@ def examples(path: Path, gold: Gold) -> tuple[np.ndarray, np.ndarray, list[str]]
 
     resolver.decide = decide
     resolver.prune = False
+    resolver.rare_names = False
     for record in generic.read(path):
         if not isinstance(record, PaperRecord):
             continue

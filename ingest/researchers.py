@@ -43,6 +43,7 @@ from sqlalchemy.orm import aliased
 
 from catalog.enrichment import ResearcherChange, move_researcher_references
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, Researcher
+from catalog.name_counts import expected_namesakes
 from catalog.names import (
     ParsedName,
     display_name,
@@ -383,6 +384,9 @@ WEIGHTS = (3.284, 0.474, 0.474, 3.605, 1.857, -2.659, -0.079)
 # researcher otherwise); merge another candidate into it at P ≥ 0.7.
 JOIN_AT = 0.2
 MERGE_AT = 0.7
+# A written-out name is rare when fewer than this many arXiv author mentions are expected to carry
+# it by chance (``catalog.name_counts``): "Zhouhan Lin" 0.1, "Nancy Chen" 1.4, "Yang Liu" 58.
+RARE_NAME_BELOW = 1.0
 
 
 def probability(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
@@ -439,6 +443,8 @@ class ResearcherResolver:
         # (survivor, merged) pairs decided since the importer last took them (see ``_best``).
         self.merges: list[tuple[Profile, Profile]] = []
         self.decide: Decide = self._best
+        # The rare-name prior (``_same_rare_name``); the evals turn it off to fit the model.
+        self.rare_names = rule is Rule.EVIDENCE
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -556,6 +562,8 @@ class ResearcherResolver:
             else:
                 candidates = self._candidates(person, paper, printed, taken)
                 profile = self.decide(len(chosen), candidates) if candidates else None
+                if profile is None and self.rare_names:
+                    profile = self._same_rare_name(person, paper, taken)
             founded = profile is None
             if profile is None:
                 self._born += 1
@@ -601,6 +609,25 @@ class ResearcherResolver:
         if self.prune:
             compatible = [p for p in compatible if self._may_join(p, person, paper, printed)]
         return [Candidate(p, features(p, person, paper, printed)) for p in compatible]
+
+    def _same_rare_name(self, person: ParsedName, paper: PaperEvidence, taken: set[int]) -> Profile | None:
+        """The researcher already written exactly so, when the name is rare among arXiv's authors
+        (fewer than ``RARE_NAME_BELOW`` mentions expected to share it by chance) and no broad field
+        says otherwise. The evidence model needs a shared co-author, venue, affiliation or topic,
+        which two papers of one person often lack; for a rare name the name itself is that evidence."""
+        if expected_namesakes(person) >= RARE_NAME_BELOW:
+            return None
+        fields = {field_of(c) for c in paper.categories}
+        best: Profile | None = None
+        for profile in self._by_block.get(person.block, {}).get(person.given[0], ()):
+            if profile.key != person.key or id(profile) in taken:
+                continue
+            theirs = {field_of(c) for c in profile.categories}
+            if fields and theirs and fields.isdisjoint(theirs):
+                continue
+            if best is None or profile.papers > best.papers:
+                best = profile
+        return best
 
     def _may_join(
         self, profile: Profile, person: ParsedName, paper: PaperEvidence, printed: frozenset[str]

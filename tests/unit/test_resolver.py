@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from catalog.name_counts import expected_namesakes
 from catalog.names import parse_name
 from evals.researchers import scores
 from ingest.researchers import PaperEvidence, Profile, ResearcherResolver
@@ -68,3 +69,26 @@ def test_bcubed_and_pairwise_on_a_tiny_example() -> None:
     assert (figures["clusters_predicted"], figures["clusters_gold"]) == (2, 2)
     perfect = scores(gold, gold, gold)
     assert perfect["bcubed"]["f1"] == perfect["pairwise"]["f1"] == 1.0
+
+
+def test_a_rare_name_is_one_person_within_a_field_a_common_one_is_not() -> None:
+    r = ResearcherResolver()
+    # No co-author, venue or topic in common: the evidence model alone would found two researchers.
+    lin = _resolve(r, ["Zhouhan Lin", "Ann Lee"], "Key-value cache compression", ["cs.CL"], 2025)[0]
+    again = _resolve(r, ["Zhouhan Lin", "Bob Stone"], "Pretraining to ponder", ["cs.LG"], 2025)[0]
+    elsewhere = _resolve(r, ["Zhouhan Lin", "Eve Park"], "Dust in galaxy clusters", ["astro-ph.GA"], 2025)[0]
+    assert again is lin  # rare among arXiv's authors, and both papers are cs
+    assert elsewhere is not lin  # a rare name in another broad field is not enough
+    wang = _resolve(r, ["Wei Wang", "Ann Lee"], "Key-value cache compression", ["cs.CL"], 2025)[0]
+    other = _resolve(r, ["Wei Wang", "Bob Stone"], "Pretraining to ponder", ["cs.LG"], 2025)[0]
+    assert other is not wang  # a common name needs evidence
+
+
+def test_how_common_a_name_is() -> None:
+    def expected(name: str) -> float:
+        person = parse_name(name)
+        assert person is not None
+        return expected_namesakes(person)
+
+    assert expected("Wei Wang") > 10 > 1 > expected("Zhouhan Lin") > expected("Diederik P. Kingma")
+    assert expected("D. P. Kingma") == float("inf")  # an initial could be anyone
