@@ -206,10 +206,34 @@ def topic_signature(text: str) -> int:
     )
 
 
+# Evidence sets are shared wherever they can be: every empty one is this one (an empty frozenset
+# costs 216 bytes, and most arXiv authors have no printed affiliation and most papers no venue), a
+# researcher of one paper holds the paper's own sets, and papers share equal category sets.
+_EMPTY: frozenset[str] = frozenset()
+_CATEGORY_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _shared(words: frozenset[str]) -> frozenset[str]:
+    return words if words else _EMPTY
+
+
+def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
+    if not more or more <= held:
+        return held
+    return held | more if held else more
+
+
+def _categories(categories: Iterable[str]) -> frozenset[str]:
+    held = frozenset(categories)
+    if len(_CATEGORY_SETS) > 100_000:
+        _CATEGORY_SETS.clear()
+    return _CATEGORY_SETS.setdefault(held, held) if held else _EMPTY
+
+
 def venue_words(venue: str | None) -> frozenset[str]:
     if not venue:
-        return frozenset()
-    return frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _STOP)
+        return _EMPTY
+    return _shared(frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _STOP))
 
 
 @dataclass(slots=True, frozen=True)
@@ -234,8 +258,8 @@ class PaperEvidence:
     ) -> PaperEvidence:
         people = frozenset(p.coauthor_key for p in parsed if p)
         return cls(
-            people if len(people) <= MAX_COAUTHOR_EVIDENCE else frozenset(),
-            frozenset(categories),
+            _shared(people) if len(people) <= MAX_COAUTHOR_EVIDENCE else _EMPTY,
+            _categories(categories),
             venue_words(venue),
             year,
             topic := topic_signature(text),
@@ -250,15 +274,6 @@ def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> Pape
     return PaperEvidence.of(
         names, record.categories, record.journal_ref, year, f"{record.title} {record.abstract}"
     )
-
-
-_EMPTY: frozenset[str] = frozenset()
-
-
-def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
-    if not held:
-        return more
-    return held if more <= held else held | more
 
 
 @dataclass(slots=True, eq=False)
@@ -304,7 +319,7 @@ class Profile:
         self.categories = _union(self.categories, other.categories)
         self.venue = _union(self.venue, other.venue)
         self.affiliation = _union(self.affiliation, other.affiliation)
-        self.topic |= other.topic
+        self.topic = self.topic | other.topic if self.topic else other.topic
         years = [y for y in (self.first_year, self.last_year, other.first_year, other.last_year) if y]
         self.first_year, self.last_year = (min(years), max(years)) if years else (None, None)
         self.papers += other.papers
@@ -321,7 +336,8 @@ class Profile:
         self.categories = _union(self.categories, paper.categories)
         self.venue = _union(self.venue, paper.venue)
         self.affiliation = _union(self.affiliation, affiliation)
-        self.topic |= paper.topic
+        if paper.topic & ~self.topic:  # a new int only when bits are added (else shared or kept)
+            self.topic = self.topic | paper.topic if self.topic else paper.topic
         if paper.year is not None:
             self.first_year = min(self.first_year or paper.year, paper.year)
             self.last_year = max(self.last_year or paper.year, paper.year)
@@ -514,15 +530,15 @@ class ResearcherResolver:
             )
         ):
             paper = PaperEvidence(
-                frozenset(),  # co-authors: below
-                frozenset(categories[pid]),
+                _EMPTY,  # co-authors: below
+                _categories(categories[pid]),
                 venue_words(journal),
                 published.year if published else None,
                 topic_signature(f"{title} {abstract}"),
             )
             for rid, position in papers[pid]:
                 profile = profiles[rid]
-                profile.add(profile.parsed, paper, frozenset(printed[pid, position]))
+                profile.add(profile.parsed, paper, _shared(frozenset(printed[pid, position])))
         other = aliased(Authorship)
         coauthors: dict[int, set[str]] = defaultdict(set)
         for rid, name in conn.execute(
@@ -533,7 +549,7 @@ class ResearcherResolver:
             if rid is not None and (coauthor := parse_name(name)) is not None:
                 coauthors[rid].add(coauthor.coauthor_key)
         for rid, profile in profiles.items():
-            profile.coauthors = frozenset(coauthors[rid])
+            profile.coauthors = _shared(frozenset(coauthors[rid]))
             self._index(profile)
 
     # -- resolving -------------------------------------------------------------------------------
@@ -553,9 +569,9 @@ class ResearcherResolver:
                 chosen.append(None)
                 continue
             printed = (
-                frozenset(w for raw in affiliations.get(name, ()) for w in affiliation_words(raw))
+                _shared(frozenset(w for raw in affiliations.get(name, ()) for w in affiliation_words(raw)))
                 if affiliations
-                else frozenset()
+                else _EMPTY
             )
             if self.rule is Rule.OLD:
                 profile = self._old_rule(name, person, paper, taken)
