@@ -609,8 +609,11 @@ class ResearcherResolver:
                     pool += held
         swapped = person.swapped_block
         if swapped and swapped != person.block:  # "Li Li" is its own swap
-            pool += self._by_block.get(swapped, {}).get(person.surname, ())
-            once = False
+            other = self._by_block.get(swapped)
+            held = other.get(person.surname) if other else None
+            if held:
+                pool += held
+                once = False
         # One pass (the hot loop of an import: ~1.2M candidates at 75k); a profile filed under the
         # very same parsed name (one object per distinct string) needs no name test.
         prune = self.prune
