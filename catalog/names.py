@@ -35,8 +35,10 @@ def person_key(name: str) -> str | None:
 
 
 def display_name(name: str) -> str:
-    """The name as shown: whitespace collapsed, nothing else changed."""
-    return " ".join(name.split())
+    """The name as shown: whitespace collapsed, nothing else changed (the string itself when it
+    has nothing to collapse: the resolver keeps one per researcher)."""
+    shown = " ".join(name.split())
+    return name if shown == name else shown
 
 
 def preferred_spelling(spellings: Mapping[str, int]) -> str:

@@ -29,6 +29,7 @@ Enrichment (ORCID / OpenAlex ids) overrules this rule.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import operator
 import re
@@ -182,29 +183,58 @@ _VENUE_WORD = re.compile(r"[a-z]{3,}")
 
 
 _PUNCTUATION = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", " "))
-_BITS: dict[str, int] = {}  # word → the bit of its prefix (0 for a stop word), bounded below
+
+
+class _WordBits(dict[str, int]):
+    """Token → the bit of its 6-letter prefix (0 for a stop word or no word), judged on first sight."""
+
+    def __missing__(self, token: str) -> int:
+        if len(self) > 500_000:  # bounded: a long import meets ever more rare tokens
+            self.clear()
+        word = token if _WORD.fullmatch(token) and token not in _STOP else ""
+        bit = self[token] = 1 << (zlib.crc32(word[:6].encode()) % TOPIC_BITS) if word else 0
+        return bit
+
+
+_BITS = _WordBits()
 
 
 def topic_signature(text: str) -> int:
-    """The bits of a text's words: split by str methods (the hot path of an import), each distinct
-    token judged once (a word of 4+ letters, not a stop word) and remembered."""
-    bits = 0
-    known = _BITS
-    for token in set(text.lower().translate(_PUNCTUATION).split()):
-        bit = known.get(token)
-        if bit is None:
-            if len(known) > 500_000:
-                known.clear()
-            word = token if _WORD.fullmatch(token) and token not in _STOP else ""
-            bit = known[token] = 1 << (zlib.crc32(word[:6].encode()) % TOPIC_BITS) if word else 0
-        bits |= bit
-    return bits
+    """The bits of a text's words: split by str methods and OR-ed in C (the hot path of an import;
+    a repeated token sets its bit again, cheaper than de-duplicating first)."""
+    return functools.reduce(
+        operator.or_, map(_BITS.__getitem__, text.lower().translate(_PUNCTUATION).split()), 0
+    )
+
+
+# Evidence sets are shared wherever they can be: every empty one is this one (an empty frozenset
+# costs 216 bytes, and most arXiv authors have no printed affiliation and most papers no venue), a
+# researcher of one paper holds the paper's own sets, and papers share equal category sets.
+_EMPTY: frozenset[str] = frozenset()
+_CATEGORY_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _shared(words: frozenset[str]) -> frozenset[str]:
+    return words if words else _EMPTY
+
+
+def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
+    if not more or more <= held:
+        return held
+    return held | more if held else more
+
+
+def _categories(categories: Iterable[str]) -> frozenset[str]:
+    held = frozenset(categories)
+    if len(_CATEGORY_SETS) > 100_000:
+        _CATEGORY_SETS.clear()
+    return _CATEGORY_SETS.setdefault(held, held) if held else _EMPTY
 
 
 def venue_words(venue: str | None) -> frozenset[str]:
     if not venue:
-        return frozenset()
-    return frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _STOP)
+        return _EMPTY
+    return _shared(frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _STOP))
 
 
 @dataclass(slots=True, frozen=True)
@@ -229,8 +259,8 @@ class PaperEvidence:
     ) -> PaperEvidence:
         people = frozenset(p.coauthor_key for p in parsed if p)
         return cls(
-            people if len(people) <= MAX_COAUTHOR_EVIDENCE else frozenset(),
-            frozenset(categories),
+            _shared(people) if len(people) <= MAX_COAUTHOR_EVIDENCE else _EMPTY,
+            _categories(categories),
             venue_words(venue),
             year,
             topic := topic_signature(text),
@@ -245,15 +275,6 @@ def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> Pape
     return PaperEvidence.of(
         names, record.categories, record.journal_ref, year, f"{record.title} {record.abstract}"
     )
-
-
-_EMPTY: frozenset[str] = frozenset()
-
-
-def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
-    if not held:
-        return more
-    return held if more <= held else held | more
 
 
 @dataclass(slots=True, eq=False)
@@ -299,7 +320,7 @@ class Profile:
         self.categories = _union(self.categories, other.categories)
         self.venue = _union(self.venue, other.venue)
         self.affiliation = _union(self.affiliation, other.affiliation)
-        self.topic |= other.topic
+        self.topic = self.topic | other.topic if self.topic else other.topic
         years = [y for y in (self.first_year, self.last_year, other.first_year, other.last_year) if y]
         self.first_year, self.last_year = (min(years), max(years)) if years else (None, None)
         self.papers += other.papers
@@ -316,7 +337,8 @@ class Profile:
         self.categories = _union(self.categories, paper.categories)
         self.venue = _union(self.venue, paper.venue)
         self.affiliation = _union(self.affiliation, affiliation)
-        self.topic |= paper.topic
+        if paper.topic & ~self.topic:  # a new int only when bits are added (else shared or kept)
+            self.topic = self.topic | paper.topic if self.topic else paper.topic
         if paper.year is not None:
             self.first_year = min(self.first_year or paper.year, paper.year)
             self.last_year = max(self.last_year or paper.year, paper.year)
@@ -354,7 +376,7 @@ def features(
     )
     topic = 0.0
     if paper.topic and profile.topic:
-        topic = (paper.topic & profile.topic).bit_count() / paper.topic.bit_count()
+        topic = (paper.topic & profile.topic).bit_count() / (paper.topic_bits or paper.topic.bit_count())
         topic -= profile.topic.bit_count() / TOPIC_BITS
     apart = 0.0
     if paper.year is not None and profile.first_year is not None and profile.last_year is not None:
@@ -427,7 +449,7 @@ class ResearcherResolver:
         self.weights, self.bias = tuple(weights), bias
         self.join_at, self.merge_at = join_at, merge_at
         self._join_z = math.log(join_at / (1.0 - join_at))  # the score at which P = join_at
-        # Skip candidates that cannot be joined before scoring them (``_may_join``); the evals turn
+        # Skip candidates that cannot be joined before scoring them (``_candidates``); the evals turn
         # it off to fit the model on every candidate.
         self.prune = True
         # The largest score without shared co-authors, venue or affiliation: bias, category and the
@@ -514,15 +536,15 @@ class ResearcherResolver:
             )
         ):
             paper = PaperEvidence(
-                frozenset(),  # co-authors: below
-                frozenset(categories[pid]),
+                _EMPTY,  # co-authors: below
+                _categories(categories[pid]),
                 venue_words(journal),
                 published.year if published else None,
                 topic_signature(f"{title} {abstract}"),
             )
             for rid, position in papers[pid]:
                 profile = profiles[rid]
-                profile.add(profile.parsed, paper, frozenset(printed[pid, position]))
+                profile.add(profile.parsed, paper, _shared(frozenset(printed[pid, position])))
         other = aliased(Authorship)
         coauthors: dict[int, set[str]] = defaultdict(set)
         for rid, name in conn.execute(
@@ -533,7 +555,7 @@ class ResearcherResolver:
             if rid is not None and (coauthor := parse_name(name)) is not None:
                 coauthors[rid].add(coauthor.coauthor_key)
         for rid, profile in profiles.items():
-            profile.coauthors = frozenset(coauthors[rid])
+            profile.coauthors = _shared(frozenset(coauthors[rid]))
             self._index(profile)
 
     # -- resolving -------------------------------------------------------------------------------
@@ -553,9 +575,9 @@ class ResearcherResolver:
                 chosen.append(None)
                 continue
             printed = (
-                frozenset(w for raw in affiliations.get(name, ()) for w in affiliation_words(raw))
+                _shared(frozenset(w for raw in affiliations.get(name, ()) for w in affiliation_words(raw)))
                 if affiliations
-                else frozenset()
+                else _EMPTY
             )
             if self.rule is Rule.OLD:
                 profile = self._old_rule(name, person, paper, taken)
@@ -595,20 +617,50 @@ class ResearcherResolver:
                     pool += held
         swapped = person.swapped_block
         if swapped and swapped != person.block:  # "Li Li" is its own swap
-            pool += self._by_block.get(swapped, {}).get(person.surname, ())
-            once = False
-        compatible = [
-            p
-            for p in (pool if once else dict.fromkeys(pool))
-            if id(p) not in taken
-            and (
-                (p.parsed.surname == person.surname and names_compatible(person, p.parsed))
-                or person.is_swap_of(p.parsed)
-            )
-        ]
-        if self.prune:
-            compatible = [p for p in compatible if self._may_join(p, person, paper, printed)]
-        return [Candidate(p, features(p, person, paper, printed)) for p in compatible]
+            other = self._by_block.get(swapped)
+            held = other.get(person.surname) if other else None
+            if held:
+                pool += held
+                once = False
+        # One pass (the hot loop of an import: ~1.2M candidates at 75k); a profile filed under the
+        # very same parsed name (one object per distinct string) needs no name test.
+        prune = self.prune
+        people, own, topic, topic_bits = paper.people, person.coauthor_key, paper.topic, paper.topic_bits
+        more_than_topic = bool(paper.venue) or bool(printed)
+        base, per_topic, per_known = self._bound
+        candidates = []
+        for p in pool if once else dict.fromkeys(pool):
+            name = p.parsed
+            if id(p) in taken or (
+                name is not person
+                and not (
+                    (name.surname == person.surname and names_compatible(person, name))
+                    or person.is_swap_of(name)
+                )
+            ):
+                continue
+            # Skip a candidate that cannot reach ``join_at`` whatever its full features: no
+            # co-author (besides the author's own key, which both sets may hold), venue or
+            # affiliation in common, and the rest bounded (``_bound``). Most candidates of a common
+            # name end here, for one set test and one bit count; exact: the decisions are those of
+            # scoring everyone.
+            if (
+                prune
+                and not (
+                    (
+                        not people.isdisjoint(known := p.coauthors)
+                        and (own not in known or own not in people or len(people & known) > 1)
+                    )
+                    or (more_than_topic and ((paper.venue and p.venue) or (printed and p.affiliation)))
+                )
+                and base
+                + per_topic * ((topic & p.topic).bit_count() / topic_bits if topic_bits else 0.0)
+                + (per_known * math.log1p(len(p.coauthors)) if per_known else 0.0)
+                < self._join_z
+            ):
+                continue
+            candidates.append(Candidate(p, features(p, person, paper, printed)))
+        return candidates
 
     def _same_rare_name(self, person: ParsedName, paper: PaperEvidence, taken: set[int]) -> Profile | None:
         """The researcher already written exactly so, when the name is rare among arXiv's authors
@@ -628,24 +680,6 @@ class ResearcherResolver:
             if best is None or profile.papers > best.papers:
                 best = profile
         return best
-
-    def _may_join(
-        self, profile: Profile, person: ParsedName, paper: PaperEvidence, printed: frozenset[str]
-    ) -> bool:
-        """False only when the candidate cannot reach ``join_at`` whatever its full features: no
-        co-author, venue or affiliation in common, and the rest bounded. Most candidates of a common
-        name end here, for the cost of one set test and one bit count (an exact shortcut: the
-        decisions are those of scoring everyone)."""
-        people, known = paper.people, profile.coauthors
-        if not people.isdisjoint(known):  # more than the author's own key (both sets hold it)
-            own = person.coauthor_key
-            if own not in known or own not in people or len(people & known) > 1:
-                return True
-        if (paper.venue and profile.venue) or (printed and profile.affiliation):
-            return True
-        topic = (paper.topic & profile.topic).bit_count() / paper.topic_bits if paper.topic_bits else 0.0
-        base, per_topic, per_known = self._bound
-        return base + per_topic * topic + per_known * math.log1p(len(profile.coauthors)) >= self._join_z
 
     def _index(self, profile: Profile) -> None:
         where = _filed_under(profile.parsed)
