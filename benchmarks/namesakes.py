@@ -19,17 +19,15 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import Engine, event, func, select, update  # noqa: E402
+from sqlalchemy import Engine, func, select, update  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
-from catalog.db import make_engine, migrate  # noqa: E402
+from catalog.db import make_engine, migrate, recorded_statements  # noqa: E402
 from catalog.models import Authorship, Researcher  # noqa: E402
 from catalog.queries import researcher_profile  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
@@ -37,25 +35,11 @@ from ingest.sources import listings  # noqa: E402
 from settings import SHARED_DATA  # noqa: E402
 
 
-@contextmanager
-def counted(engine: Engine) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def record(*args: object) -> None:
-        seen.append(str(args[2]))
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-
-
 def timed(engine: Engine, ids: list[int]) -> tuple[float, float, int]:
     """Median and max milliseconds of ``researcher_profile`` over ``ids``, and its statements."""
     times, statements = [], 0
     for rid in ids:
-        with Session(engine) as session, counted(engine) as seen:
+        with Session(engine) as session, recorded_statements(engine) as seen:
             started = time.perf_counter()
             researcher_profile(session, rid)
             times.append(1000 * (time.perf_counter() - started))

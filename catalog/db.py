@@ -92,3 +92,18 @@ def open_catalogue(settings: Settings) -> Engine:
 
 def is_migrated(engine: Engine) -> bool:
     return inspect(engine).has_table("papers")
+
+
+@contextmanager
+def recorded_statements(engine: Engine) -> Iterator[list[str]]:
+    """The SQL statements ``engine`` runs inside the block, in order (for cost checks and benchmarks)."""
+    seen: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)

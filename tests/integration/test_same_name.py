@@ -4,13 +4,12 @@ written directly (whatever resolver produced them), on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import count
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from catalog.db import recorded_statements
 from catalog.models import Authorship, Paper, PaperCategory, Researcher
 from catalog.names import person_key
 from catalog.queries import SAME_NAME_LIMIT, researcher_profile
@@ -47,20 +46,6 @@ def _paper(session: Session, day: dt.date, category: str, *authors: tuple[str, R
         session.add(
             Authorship(paper_id=paper.id, position=position, name=name, role=role, researcher_id=person.id)
         )
-
-
-@contextmanager
-def _statements(engine: Engine) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def record(*args: object) -> None:
-        seen.append(str(args[2]))
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
 
 
 def test_spellings_widen_the_namesakes_and_are_listed_as_variants(engine: Engine) -> None:
@@ -112,7 +97,7 @@ def test_many_namesakes_cost_the_same_few_statements_and_are_capped(engine: Engi
             return person.id
 
     def statements(researcher_id: int) -> int:
-        with Session(engine) as session, _statements(engine) as seen:
+        with Session(engine) as session, recorded_statements(engine) as seen:
             assert researcher_profile(session, researcher_id) is not None
         return len(seen)
 
