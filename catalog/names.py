@@ -76,6 +76,9 @@ class ParsedName:
     surname: str
     given: tuple[str, ...]
     key: str = field(default="", compare=False)  # person_key of the whole name as written
+    # The first given name as written, hyphens closed up ("Wei-jie" → "weijie"): how a co-author is
+    # recognised. Defaults to the first given word.
+    first: str = field(default="", compare=False)
     full: int = field(init=False, compare=False)  # how many given names are written out
     joined: str = field(init=False, compare=False)  # several written-out given names run together
     # The loose key researchers are looked up by: surname and first initial ("liu y").
@@ -83,19 +86,22 @@ class ParsedName:
     # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
     # names are printed both ways), when the name is exactly two written-out words; else "".
     swapped_block: str = field(init=False, compare=False)
-    # How a co-author is recognised: surname and first given name ("liu yang"); an initial only
-    # matches an initial (loose keys would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
+    # How a co-author is recognised: surname and first given name as written ("liu yang", "yu weijie"):
+    # an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys would tell
+    # "Yu Zhang" from "Yue Zhang" no better than a coin).
     coauthor_key: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         given, surname = self.given, self.surname
         full = sum(len(g) > 1 for g in given)
         two_words = len(given) == 1 and full == 1 and " " not in surname
+        first = self.first or (given[0] if given else "")
+        object.__setattr__(self, "first", first)
         object.__setattr__(self, "full", full)
         object.__setattr__(self, "joined", "".join(given) if full > 1 and full == len(given) else "")
         object.__setattr__(self, "block", f"{surname} {given[0][0]}" if given else surname)
         object.__setattr__(self, "swapped_block", f"{given[0]} {surname[0]}" if two_words else "")
-        object.__setattr__(self, "coauthor_key", f"{surname} {given[0]}" if given else surname)
+        object.__setattr__(self, "coauthor_key", f"{surname} {first}" if first else surname)
 
     def is_swap_of(self, other: ParsedName) -> bool:
         """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""
@@ -106,18 +112,29 @@ class ParsedName:
 def parse_name(name: str) -> ParsedName | None:
     """``"Nancy F. Chen"`` → surname ``chen``, given ``("nancy", "f")``; None when not a person.
 
-    Hyphenated and dotted given names split into words ("Jean-Pierre", "J.-P." → two words), so
-    initials line up with the names they abbreviate."""
+    The surname is the last word of the family name: particles and the first parts of a
+    double-barrelled name are left out of it and out of the given names ("Nisansa de Silva" and
+    "Jordan Boyd-Graber" are filed under "silva" and "graber", like "Nisansa De Silva" and "Jordan
+    Boyd Graber", whose extra word is a middle name any other spelling agrees with). Hyphenated and
+    dotted given names split into words ("Jean-Pierre", "J.-P." → two words), so initials line up
+    with the names they abbreviate."""
     key = person_key(name)
     if key is None:
         return None
     if _UNUSUAL.search(name):
         parsed = HumanName(name)
-        last, given = fold(parsed.last), fold(f"{parsed.first} {parsed.middle}").split()
-        if last:
-            return ParsedName(last, tuple(given), key)
-    words = key.split()
-    return ParsedName(words[-1], tuple(words[:-1]), key)
+        if fold(parsed.last):
+            return _parsed(parsed.last, f"{parsed.first} {parsed.middle}", key)
+    words = name.split()
+    while words and not fold(words[-1]):  # "Mausam ." → "Mausam"
+        words.pop()
+    return _parsed(words[-1], " ".join(words[:-1]), key)
+
+
+def _parsed(family: str, given: str, key: str) -> ParsedName:
+    surname = fold(family).split()[-1]
+    first = fold(given.split()[0].replace("-", "")).split() if given.split() else []
+    return ParsedName(surname, tuple(fold(given).split()), key, first[0] if first else "")
 
 
 def block_of(name: str) -> str | None:

@@ -178,8 +178,11 @@ _STOP = frozenset(
         "papers",
     ]
 )
-# Venue words that tell venues apart (not "proceedings", not years).
+# Venue words that tell venues apart (not "proceedings", "long papers", years).
 _VENUE_WORD = re.compile(r"[a-z]{3,}")
+_VENUE_STOP = _STOP | frozenset(
+    ["the", "and", "for", "long", "short", "main", "vol", "its", "new", "int", "conf", "proc"]
+)
 
 
 _PUNCTUATION = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", " "))
@@ -234,7 +237,7 @@ def _categories(categories: Iterable[str]) -> frozenset[str]:
 def venue_words(venue: str | None) -> frozenset[str]:
     if not venue:
         return _EMPTY
-    return _shared(frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _STOP))
+    return _shared(frozenset(w for w in _VENUE_WORD.findall(venue.lower()) if w not in _VENUE_STOP))
 
 
 @dataclass(slots=True, frozen=True)
@@ -347,7 +350,7 @@ class Profile:
 
 
 FEATURES = (
-    "coauthors",  # log(1 + shared co-authors' loose keys)
+    "coauthors",  # log(1 + shared co-authors' keys)
     "category",  # 1 when a fine-grained category is shared
     "venue",  # share of the paper's venue words the researcher has published under
     "affiliation",  # share of printed affiliation words in common (of the shorter)
@@ -363,6 +366,7 @@ def features(
     paper: PaperEvidence,
     affiliation: frozenset[str],
 ) -> tuple[float, ...]:
+    """The evidence that ``profile`` wrote this paper as the author ``parsed``."""
     people, known = paper.people, profile.coauthors
     shared = 0
     if not people.isdisjoint(known):
@@ -400,12 +404,12 @@ def features(
 # categories, so the fit gives 0; a shared arXiv category is the arXiv analogue of a shared venue).
 # Name features (written-out vs initials) were tried and left out: the file's selection (people
 # written several ways) made initials look like evidence of sameness, which hurt on the DBLP file.
-BIAS = -2.608
-WEIGHTS = (3.284, 0.474, 0.474, 3.605, 1.857, -2.659, -0.079)
+BIAS = -2.479
+WEIGHTS = (3.27, 1.021, 1.021, 3.645, 1.796, -2.623, -0.136)
 # Thresholds chosen on acl-and-dev.jsonl (README): join the best candidate at P ≥ 0.2 (a new
 # researcher otherwise); merge another candidate into it at P ≥ 0.7.
-JOIN_AT = 0.2
-MERGE_AT = 0.7
+JOIN_AT = 0.3
+MERGE_AT = 0.5
 # A written-out name is rare when fewer than this many arXiv author mentions are expected to carry
 # it by chance (``catalog.name_counts``): "Zhouhan Lin" 0.1, "Nancy Chen" 1.4, "Yang Liu" 58.
 RARE_NAME_BELOW = 1.0
@@ -570,7 +574,7 @@ class ResearcherResolver:
         """The researcher of each author of one paper (None where the string names no person)."""
         chosen: list[Profile | None] = []
         taken: set[int] = set()  # one researcher is never two authors of the same paper
-        for name, person in zip(names, parsed, strict=True):
+        for position, (name, person) in enumerate(zip(names, parsed, strict=True)):
             if person is None:
                 chosen.append(None)
                 continue
@@ -582,10 +586,11 @@ class ResearcherResolver:
             if self.rule is Rule.OLD:
                 profile = self._old_rule(name, person, paper, taken)
             else:
-                candidates = self._candidates(person, paper, printed, taken)
-                profile = self.decide(len(chosen), candidates) if candidates else None
-                if profile is None and self.rare_names:
-                    profile = self._same_rare_name(person, paper, taken)
+                pool, once = self._pool(person)
+                candidates = self._candidates(pool, once, person, paper, printed, taken) if pool else []
+                profile = self.decide(position, candidates) if candidates else None
+                if profile is None and self.rare_names and pool:
+                    profile = self._same_rare_name(pool, person, paper, taken)
             founded = profile is None
             if profile is None:
                 self._born += 1
@@ -599,13 +604,12 @@ class ResearcherResolver:
             chosen.append(profile)
         return chosen
 
-    def _candidates(
-        self, person: ParsedName, paper: PaperEvidence, printed: frozenset[str], taken: set[int]
-    ) -> list[Candidate]:
+    def _pool(self, person: ParsedName) -> tuple[list[Profile], bool]:
+        """The profiles an author's candidates are drawn from, and whether none can appear twice."""
         filed = self._by_block.get(person.block)
         pool: list[Profile] = []
         first = person.given[0] if person.given else ""
-        once = len(first) > 1 and not person.joined  # no profile can be met twice
+        once = len(first) > 1 and not person.joined  # filed under one first name only
         if filed:
             if len(first) > 1:  # its own name, initials, no given name, run together
                 for where in (first, first[0], "", person.joined) if person.joined else (first, first[0], ""):
@@ -622,6 +626,17 @@ class ResearcherResolver:
             if held:
                 pool += held
                 once = False
+        return pool, once
+
+    def _candidates(
+        self,
+        pool: list[Profile],
+        once: bool,
+        person: ParsedName,
+        paper: PaperEvidence,
+        printed: frozenset[str],
+        taken: set[int],
+    ) -> list[Candidate]:
         # One pass (the hot loop of an import: ~1.2M candidates at 75k); a profile filed under the
         # very same parsed name (one object per distinct string) needs no name test.
         prune = self.prune
@@ -662,17 +677,30 @@ class ResearcherResolver:
             candidates.append(Candidate(p, features(p, person, paper, printed)))
         return candidates
 
-    def _same_rare_name(self, person: ParsedName, paper: PaperEvidence, taken: set[int]) -> Profile | None:
-        """The researcher already written exactly so, when the name is rare among arXiv's authors
-        (fewer than ``RARE_NAME_BELOW`` mentions expected to share it by chance) and no broad field
-        says otherwise. The evidence model needs a shared co-author, venue, affiliation or topic,
-        which two papers of one person often lack; for a rare name the name itself is that evidence."""
-        if expected_namesakes(person) >= RARE_NAME_BELOW:
+    def _same_rare_name(
+        self, pool: list[Profile], person: ParsedName, paper: PaperEvidence, taken: set[int]
+    ) -> Profile | None:
+        """The researcher already written so, when the name is rare among arXiv's authors (fewer
+        than ``RARE_NAME_BELOW`` people expected to carry it by chance) and no broad field says
+        otherwise. The evidence model needs a shared co-author, venue, affiliation or topic, which
+        two papers of one person often lack; for a rare name the name itself is that evidence.
+        "Written so" is a compatible name with the same surname: "Michael Yoder" is "Michael Miller
+        Yoder", "G. Salton" is "Gerard Salton"; how rare is judged on the less specific of the two
+        ("G. Salton": an initial and a rare surname)."""
+        if not person.given:
             return None
         fields = {field_of(c) for c in paper.categories}
         best: Profile | None = None
-        for profile in self._by_block.get(person.block, {}).get(person.given[0], ()):
-            if profile.key != person.key or id(profile) in taken:
+        for profile in pool:
+            name = profile.parsed
+            if (
+                id(profile) in taken
+                or not name.given
+                or name.surname != person.surname
+                or not (name is person or names_compatible(person, name))
+                or expected_namesakes(person if len(person.given[0]) <= len(name.given[0]) else name)
+                >= RARE_NAME_BELOW
+            ):
                 continue
             theirs = {field_of(c) for c in profile.categories}
             if fields and theirs and fields.isdisjoint(theirs):

@@ -23,7 +23,7 @@ def test_blocks_are_surname_and_first_initial_whatever_the_spelling() -> None:
     assert {parse_name(n).block for n in same} == {"liu y"}  # type: ignore[union-attr]
     assert parse_name("Jean-Pierre Dupont") == ParsedName("dupont", ("jean", "pierre"))
     assert parse_name("J.-P. Dupont") == ParsedName("dupont", ("j", "p"))
-    assert parse_name("Ludwig van Beethoven") == ParsedName("van beethoven", ("ludwig",))
+    assert parse_name("Ludwig van Beethoven") == ParsedName("beethoven", ("ludwig",))
     assert parse_name("Martin Luther King Jr.") == ParsedName("king", ("martin", "luther"))
     # Two-word names are also looked up in the other order (East Asian names are printed both ways).
     zhang_jun, jun_zhang = parse_name("Zhang Jun"), parse_name("Jun Zhang")
@@ -46,3 +46,31 @@ def test_names_compatible_initials_middle_names_and_hyphens() -> None:
     assert not ok("Yu Liu", "Yang Liu")
     assert not ok("D. Q. Kingma", "Diederik P. Kingma")
     assert not ok("Nancy F. Chen", "Nancy G. Chen")
+
+
+def test_particles_and_double_barrelled_surnames_are_filed_under_the_last_word() -> None:
+    def parsed(name: str) -> ParsedName:
+        person = parse_name(name)
+        assert person is not None
+        return person
+
+    # A lower-case particle goes through nameparser, a capitalised one is a middle word: one block.
+    assert parsed("Nisansa de Silva").block == parsed("Nisansa De Silva").block == "silva n"
+    assert names_compatible(parsed("Nisansa de Silva"), parsed("Nisansa De Silva"))
+    # The first part of a double-barrelled name is not a given name: the middle name still agrees.
+    assert parsed("Jordan Boyd-Graber") == ParsedName("graber", ("jordan",))
+    assert names_compatible(parsed("Jordan Boyd-Graber"), parsed("Jordan Lee Boyd-Graber"))
+    assert parsed("Boyd-Graber, Jordan").block == parsed("Jordan Boyd-Graber").block
+    assert parsed("Mausam .") == ParsedName("mausam", ())
+
+
+def test_coauthor_keys_keep_a_hyphenated_first_name_whole() -> None:
+    def key(name: str) -> str:
+        person = parse_name(name)
+        assert person is not None
+        return person.coauthor_key
+
+    assert key("Wei-jie Yu") == key("Weijie Yu") == "yu weijie"
+    assert key("Wei-jie Yu") != key("Wei Yu")  # two people a loose key would make one co-author
+    assert key("Nancy F. Chen") == key("Nancy Chen") == "chen nancy"
+    assert key("J.-P. Dupont") == "dupont j"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from catalog.name_counts import expected_namesakes
+import gzip
+import json
+from pathlib import Path
+
+from catalog.name_counts import build, expected_namesakes
 from catalog.names import parse_name
 from evals.researchers import scores
 from ingest.researchers import PaperEvidence, Profile, ResearcherResolver
@@ -91,4 +95,38 @@ def test_how_common_a_name_is() -> None:
         return expected_namesakes(person)
 
     assert expected("Wei Wang") > 10 > 1 > expected("Zhouhan Lin") > expected("Diederik P. Kingma")
-    assert expected("D. P. Kingma") == float("inf")  # an initial could be anyone
+    assert expected("Maosong Sun") < 1  # one prolific author, not a common name
+    # An initial stands for any first name with that letter: common with a common surname only.
+    assert expected("Y. Liu") > expected("Yang Liu") > 1 > expected("G. Salton")
+    assert expected("Ting-Hao Huang") < 1 < expected("Ting Huang")  # "Ting-Hao" is one first name
+    assert expected("Kingma") == float("inf")  # no given name: could be anyone
+
+
+def test_name_counts_count_people_not_mentions(tmp_path: Path) -> None:
+    # One author on many papers with the same co-author is one person; a name on papers that share
+    # nobody may be several people.
+    records = [{"authors": ["Maosong Sun", "Zhiyuan Liu"]} for _ in range(5)]
+    records += [{"authors": ["Wei Wang", f"Coauthor{i} Person{i}"]} for i in range(4)]
+    listings = tmp_path / "listings.jsonl.gz"
+    with gzip.open(listings, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in records)
+    out = tmp_path / "counts.json.gz"
+    build(listings, out)
+    with gzip.open(out, "rt", encoding="utf-8") as f:
+        counts = json.load(f)
+    assert "maosong" not in counts["given"] and "sun" not in counts["surname"]  # one person: left out
+    assert counts["given"]["wei"] == counts["surname"]["wang"] == 4
+    assert counts["people"] == 1 + 1 + 4 + 4  # Maosong Sun, Zhiyuan Liu, four Wei Wangs, four others
+
+
+def test_rare_names_join_their_compatible_spellings_and_common_ones_need_evidence() -> None:
+    r = ResearcherResolver()
+    yoder = _resolve(r, ["Michael Yoder", "Ann Lee"], "Online communities", ["cs.CL"], 2019)[0]
+    again = _resolve(r, ["Michael Miller Yoder", "Bob Stone"], "Identity in fan fiction", ["cs.CY"], 2023)[0]
+    assert again is yoder
+    salton = _resolve(r, ["Gerard Salton", "Eve Park"], "Term weighting", ["cs.IR"], 1988)[0]
+    initials = _resolve(r, ["G. Salton", "Al Roy"], "Automatic text structuring", ["cs.IR"], 1994)[0]
+    assert initials is salton  # an initial, but few people are named Salton
+    liu = _resolve(r, ["Yang Liu", "Ann Lee"], "Speech summarization", ["cs.CL"], 2010)[0]
+    other = _resolve(r, ["Y. Liu", "Bob Stone"], "Galaxy surveys", ["cs.CL"], 2012)[0]
+    assert other is not liu  # "Y. Liu" could be any of many people
