@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import weakref
+from collections.abc import Sequence
 
 from sqlalchemy import (
     Connection,
@@ -113,19 +114,23 @@ def surviving_researcher_id(session: Session, researcher_id: int) -> int | None:
         current = target
 
 
-def move_researcher_references(conn: Connection, gone_id: int, keep_id: int) -> None:
-    """Point every row that refers to researcher ``gone_id`` at ``keep_id`` before it is deleted.
+def move_researcher_references(conn: Connection, moves: Sequence[tuple[int, int]]) -> None:
+    """For each ``(gone, keep)``, point every row that refers to researcher ``gone`` at ``keep``
+    before ``gone`` is deleted (one executemany per referring table, however many moves).
 
     Other packages' tables refer to researchers too (a person's follows live in ``accounts``, which
     the catalogue must not import), so the referring tables are read from the database itself (once
     per engine: the schema does not change under a running process). A row whose twin already refers
     to ``keep_id`` (someone who followed both) is left to the delete's cascade, not duplicated.
     """
+    if not moves:
+        return
     statements = _REPOINTING.get(conn.engine)
     if statements is None:
         statements = _REPOINTING[conn.engine] = _repointing_statements(conn)
+    params = [{"gone": gone, "keep": keep} for gone, keep in moves]
     for statement in statements:
-        conn.execute(statement, {"keep": keep_id, "gone": gone_id})
+        conn.execute(statement, params)
 
 
 _REPOINTING: weakref.WeakKeyDictionary[Engine, tuple[TextClause, ...]] = weakref.WeakKeyDictionary()

@@ -125,10 +125,16 @@ def parse_name(name: str) -> ParsedName | None:
         parsed = HumanName(name)
         if fold(parsed.last):
             return _parsed(parsed.last, f"{parsed.first} {parsed.middle}", key)
-    words = name.split()
-    while words and not fold(words[-1]):  # "Mausam ." → "Mausam"
-        words.pop()
-    return _parsed(words[-1], " ".join(words[:-1]), key)
+    raw, words = name.split(), key.split()
+    # How many folded words the last token makes: one for "Liu", two for "Boyd-Graber", none for
+    # the "." of "Mausam ." (dropped). Plain tokens are not folded again (the hot path of an import).
+    while not (tail := 1 if raw[-1].isalpha() else len(fold(raw[-1]).split())):
+        raw.pop()
+    first = raw[0] if len(raw) > 1 else ""
+    if first and not (first.isalpha() and first.isascii()):  # "Wei-jie" → "weijie", "J.-P." → "j"
+        closed = fold(first.replace("-", "")).split()
+        first = closed[0] if closed else ""
+    return ParsedName(words[-1], tuple(words[:-tail]), key, first.lower())
 
 
 def _parsed(family: str, given: str, key: str) -> ParsedName:

@@ -257,10 +257,8 @@ class Importer:
         ]
         columns = ["paper_id", "position", "name", "role", "role_source", "researcher_id"]
         _bulk_insert(conn, _table(Authorship), columns, rows)
-        for keep, gone in merges:
-            assert keep.id is not None and gone.id is not None
-            merge_in_catalogue(conn, keep.id, gone.id)
-            respell_later.add(keep)
+        merge_in_catalogue(conn, [(keep.id, gone.id) for keep, gone in merges if keep.id and gone.id])
+        respell_later.update(keep for keep, _ in merges)
         respell(conn, respell_later)
 
     @staticmethod

@@ -203,10 +203,10 @@ _BITS = _WordBits()
 
 
 def topic_signature(text: str) -> int:
-    """The bits of a text's words: split by str methods and OR-ed in C (the hot path of an import;
-    a repeated token sets its bit again, cheaper than de-duplicating first)."""
+    """The bits of a text's words: split by str methods, each distinct token judged once (a repeated
+    word would only set its bit again) and the bits OR-ed in C (the hot path of an import)."""
     return functools.reduce(
-        operator.or_, map(_BITS.__getitem__, text.lower().translate(_PUNCTUATION).split()), 0
+        operator.or_, map(_BITS.__getitem__, set(text.lower().translate(_PUNCTUATION).split())), 0
     )
 
 
@@ -271,13 +271,23 @@ class PaperEvidence:
         )
 
 
+# The topic is read from the title and the start of the abstract: its first sentences name the
+# subject, and the signature was the largest cost of resolving (same figures on the gold files
+# with the first 280, 560 or 840 characters or all of it: README).
+TOPIC_ABSTRACT_CHARS = 400
+
+
 def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> PaperEvidence:
     """The evidence of one record whose authors parsed to ``names``; its year is the first version's."""
     years = [v.submitted_at.year for v in record.versions if v.submitted_at]
     year = min(years) if years else (record.announced_on.year if record.announced_on else None)
     return PaperEvidence.of(
-        names, record.categories, record.journal_ref, year, f"{record.title} {record.abstract}"
+        names, record.categories, record.journal_ref, year, topic_text(record.title, record.abstract)
     )
+
+
+def topic_text(title: str, abstract: str | None) -> str:
+    return f"{title} {(abstract or '')[:TOPIC_ABSTRACT_CHARS]}"
 
 
 @dataclass(slots=True, eq=False)
@@ -415,9 +425,19 @@ MERGE_AT = 0.5
 RARE_NAME_BELOW = 1.0
 
 
+def score(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
+    """The model's log-odds that the candidate is the author (decisions compare these with the
+    thresholds' log-odds: no exponential per candidate)."""
+    return bias + sum(map(operator.mul, weights, values))
+
+
 def probability(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
-    z = bias + sum(map(operator.mul, weights, values))
+    z = score(values, weights, bias)
     return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+def _log_odds(p: float) -> float:
+    return math.log(p / (1.0 - p))
 
 
 @dataclass(slots=True, frozen=True)
@@ -452,7 +472,7 @@ class ResearcherResolver:
         self.rule = rule
         self.weights, self.bias = tuple(weights), bias
         self.join_at, self.merge_at = join_at, merge_at
-        self._join_z = math.log(join_at / (1.0 - join_at))  # the score at which P = join_at
+        self._join_z, self._merge_z = _log_odds(join_at), _log_odds(merge_at)  # scores at those P
         # Skip candidates that cannot be joined before scoring them (``_candidates``); the evals turn
         # it off to fit the model on every candidate.
         self.prune = True
@@ -544,7 +564,7 @@ class ResearcherResolver:
                 _categories(categories[pid]),
                 venue_words(journal),
                 published.year if published else None,
-                topic_signature(f"{title} {abstract}"),
+                topic_signature(topic_text(title, abstract)),
             )
             for rid, position in papers[pid]:
                 profile = profiles[rid]
@@ -607,6 +627,8 @@ class ResearcherResolver:
     def _pool(self, person: ParsedName) -> tuple[list[Profile], bool]:
         """The profiles an author's candidates are drawn from, and whether none can appear twice."""
         filed = self._by_block.get(person.block)
+        if not filed and not person.swapped_block:
+            return _NONE, True
         pool: list[Profile] = []
         first = person.given[0] if person.given else ""
         once = len(first) > 1 and not person.joined  # filed under one first name only
@@ -687,7 +709,7 @@ class ResearcherResolver:
         "Written so" is a compatible name with the same surname: "Michael Yoder" is "Michael Miller
         Yoder", "G. Salton" is "Gerard Salton"; how rare is judged on the less specific of the two
         ("G. Salton": an initial and a rare surname)."""
-        if not person.given:
+        if expected_namesakes(person) >= RARE_NAME_BELOW:  # a spelling less specific is no rarer
             return None
         fields = {field_of(c) for c in paper.categories}
         best: Profile | None = None
@@ -729,18 +751,16 @@ class ResearcherResolver:
         """The most likely candidate if likely enough. Every other candidate that is as likely and
         whose name agrees with the winner's is the same person seen twice before without a link
         between the two: it is merged into the older of them (ids of merged researchers 301)."""
-        scored = [
-            (probability(c.features, self.weights, self.bias), c.profile.papers, i)
-            for i, c in enumerate(candidates)
-        ]
+        weights, bias = self.weights, self.bias
+        scored = [(score(c.features, weights, bias), c.profile.papers, i) for i, c in enumerate(candidates)]
         top = max(scored)
-        if top[0] < self.join_at:
+        if top[0] < self._join_z:
             return None
         best = candidates[top[2]].profile
         if not merge:
             return best
         for _p, _papers, i in sorted(
-            (s for s in scored if s[0] >= self.merge_at and s is not top), reverse=True
+            (s for s in scored if s[0] >= self._merge_z and s is not top), reverse=True
         ):
             other = candidates[i].profile
             if (
@@ -789,6 +809,9 @@ class ResearcherResolver:
         """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
         if len(self._by_block) > self._max:
             self._by_block.clear()
+
+
+_NONE: list[Profile] = []  # no candidates (never appended to)
 
 
 def _filed_under(name: ParsedName) -> tuple[str, ...]:
@@ -841,27 +864,36 @@ _AFFILIATION_STOP = frozenset(
 )
 
 
-def merge_in_catalogue(conn: Connection, keep: int, gone: int) -> None:
-    """Fold researcher ``gone`` into ``keep``: authorships, follows and a person's claim move, and a
-    ``merged`` change is recorded so ``/researchers/<gone>`` redirects (as enrichment's merges do)."""
-    conn.execute(update(Authorship).where(Authorship.researcher_id == gone).values(researcher_id=keep))
-    move_researcher_references(conn, gone, keep)  # follows, a person's claim …
+def merge_in_catalogue(conn: Connection, merges: Sequence[tuple[int, int]]) -> None:
+    """Fold each researcher ``gone`` into ``keep`` (``(keep, gone)`` pairs, each ``keep`` a survivor):
+    authorships, follows and a person's claim move, and a ``merged`` change is recorded so
+    ``/researchers/<gone>`` redirects (as enrichment's merges do). A few statements for a whole batch."""
+    if not merges:
+        return
+    move_researcher_references(conn, [(gone, keep) for keep, gone in merges])  # authorships, follows …
+    pairs = [{"keep": keep, "gone": gone} for keep, gone in merges]
     conn.execute(
         update(ResearcherChange)
-        .where(ResearcherChange.kind == "merged", ResearcherChange.other_id == gone)
-        .values(other_id=keep)
+        .where(ResearcherChange.kind == "merged", ResearcherChange.other_id == bindparam("gone"))
+        .values(other_id=bindparam("keep")),
+        pairs,
     )
+    now = dt.datetime.now(dt.UTC)
     conn.execute(
-        insert(ResearcherChange).values(
-            kind="merged",
-            researcher_id=gone,
-            other_id=keep,
-            source="resolver",
-            detail="one author linked both researchers (shared co-authors, venue, topic, affiliation)",
-            created_at=dt.datetime.now(dt.UTC),
-        )
+        insert(ResearcherChange),
+        [
+            {
+                "kind": "merged",
+                "researcher_id": gone,
+                "other_id": keep,
+                "source": "resolver",
+                "detail": "one author linked both researchers (shared co-authors, venue, topic, affiliation)",
+                "created_at": now,
+            }
+            for keep, gone in merges
+        ],
     )
-    conn.execute(delete(Researcher).where(Researcher.id == gone))
+    conn.execute(delete(Researcher).where(Researcher.id == bindparam("gone")), pairs)
 
 
 def preferred_names(conn: Connection, researcher_ids: Collection[int]) -> dict[int, str]:

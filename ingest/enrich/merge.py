@@ -525,7 +525,8 @@ class Merger:
             f"{gone.display_name!r} shares {_shared(keep, gone)} with {keep.display_name!r}",
         )  # fmt: skip
         session.flush()
-        move_researcher_references(session.connection(), gone_id, keep.id)  # follows, "this is me" claims …
+        # Follows, "this is me" claims …
+        move_researcher_references(session.connection(), [(gone_id, keep.id)])
         # A bulk delete: the ORM would otherwise null the FKs of authorships it still holds for ``gone``.
         session.execute(
             delete(Researcher).where(Researcher.id == gone_id),
