@@ -7,6 +7,7 @@ timed part is ``Importer.run`` over the streamed file: migrations and process st
     .venv/bin/python benchmarks/import_throughput.py                      # both backends, 75k file
     .venv/bin/python benchmarks/import_throughput.py --backend sqlite \
         --file ../shared/data/arxiv/listings-20k.jsonl.gz
+    .venv/bin/python benchmarks/import_throughput.py --incremental 2000   # new papers into 73k
 
 Targets (issue 2): >= 2,000 records/s into SQLite on a 2-core machine, peak <= 500 MB.
 """
@@ -42,8 +43,14 @@ TARGET_RATE = 2_000
 TARGET_PEAK_MB = 500
 
 
-def child(url: str, path: Path, batch_size: int) -> None:
-    """Import ``path`` into ``url`` and print one JSON line of figures."""
+def child(url: str, path: Path, batch_size: int, incremental: int = 0) -> None:
+    """Import ``path`` into ``url`` and print one JSON line of figures. With ``incremental`` N, the
+    last N records are held back, then imported by a new importer (a fresh resolver, as a later run
+    would be: its candidates are loaded from the catalogue) into the full catalogue and, for
+    comparison, into an empty one beside it."""
+    if incremental:
+        incremental_child(url, path, batch_size, incremental)
+        return
     engine = make_engine(url)
     migrate(engine)
     cpu_before = _cpu_seconds()
@@ -67,22 +74,44 @@ def child(url: str, path: Path, batch_size: int) -> None:
     )
 
 
+def incremental_child(url: str, path: Path, batch_size: int, held_back: int) -> None:
+    records = list(listings.read(path))
+    head, tail = records[:-held_back], records[-held_back:]
+    engine = make_engine(url)
+    migrate(engine)
+    Importer(engine, source="listings", batch_size=batch_size).run(head)
+    figures = {"catalogue": len(head), "held_back": len(tail)}
+    with tempfile.TemporaryDirectory(prefix="wovepaper-bench-empty-") as tmp:
+        empty = make_engine(f"sqlite:///{Path(tmp) / 'empty.sqlite3'}")
+        migrate(empty)
+        for label, target in (("into_full", engine), ("into_empty", empty)):
+            cpu_before, started = _cpu_seconds(), time.perf_counter()
+            Importer(target, source="listings", batch_size=batch_size).run(tail)
+            figures[label] = {
+                "seconds": time.perf_counter() - started,
+                "cpu_seconds": _cpu_seconds() - cpu_before,
+            }
+            target.dispose()
+    print(json.dumps(figures))
+
+
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
-def run_child(url: str, path: Path, batch_size: int) -> dict[str, float]:
+def run_child(url: str, path: Path, batch_size: int, incremental: int = 0) -> dict:
     cmd = [sys.executable, __file__, "--child", url, "--file", str(path), "--batch-size", str(batch_size)]
+    cmd += ["--incremental", str(incremental)]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
     if result.returncode != 0:
         raise SystemExit(f"import child failed ({result.returncode}):\n{result.stderr}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def bench_sqlite(path: Path, batch_size: int) -> dict[str, float]:
+def bench_sqlite(path: Path, batch_size: int, incremental: int = 0) -> dict:
     with tempfile.TemporaryDirectory(prefix="wovepaper-bench-") as tmp:
-        return run_child(f"sqlite:///{Path(tmp) / 'catalogue.sqlite3'}", path, batch_size)
+        return run_child(f"sqlite:///{Path(tmp) / 'catalogue.sqlite3'}", path, batch_size, incremental)
 
 
 def bench_postgresql(path: Path, batch_size: int) -> dict[str, float]:
@@ -105,10 +134,27 @@ def main() -> None:
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
     parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument(
+        "--incremental",
+        type=int,
+        default=0,
+        metavar="N",
+        help="SQLite: also time the last N records imported into the catalogue of all the others.",
+    )
     parser.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.file, args.batch_size)
+        child(args.child, args.file, args.batch_size, args.incremental)
+        return
+    if args.incremental:
+        r = bench_sqlite(args.file, args.batch_size, args.incremental)
+        print(f"file: {args.file}: the last {r['held_back']:,} records after {r['catalogue']:,} (SQLite)")
+        for label in ("into_full", "into_empty"):
+            f = r[label]
+            print(
+                f"  {label.replace('_', ' '):<11} {f['seconds']:6.2f} s, {r['held_back'] / f['seconds']:7,.0f} records/s,"
+                f" {f['cpu_seconds']:6.2f} CPU s"
+            )
         return
 
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]

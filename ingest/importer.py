@@ -230,7 +230,7 @@ class Importer:
             (pid, r, [cache[a] if a in cache else cache.setdefault(a, parse_name(a)) for a in r.authors])
             for pid, r in papers
         ]
-        self.resolver.prefetch(conn, (b for _, _, names in parsed for n in names if n for b in _blocks(n)))
+        self.resolver.prefetch(conn, (n for _, _, names in parsed for n in names if n))
         resolved: list[tuple[int, PaperRecord, list[Profile | None]]] = [
             (pid, r, self.resolver.resolve_paper(r.authors, names, evidence_of(r, names), r.affiliations))
             for pid, r, names in parsed
@@ -310,11 +310,6 @@ class Importer:
             "created_at": now,
             "modified_at": now,
         }
-
-
-def _blocks(name: ParsedName) -> tuple[str, ...]:
-    """The blocks a name's candidates are looked up in (see ``ResearcherResolver._candidates``)."""
-    return (name.block, name.swapped_block) if name.swapped_block else (name.block,)
 
 
 class _SourceFailed:

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
-from sqlalchemy.orm import aliased
 
 from catalog.enrichment import ResearcherChange, move_researcher_references
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, Researcher
@@ -468,6 +467,8 @@ class ResearcherResolver:
         # together) → the profiles filed there: a written-out first name only meets its own
         # profiles and the initials', not the block's every person.
         self._by_block: dict[str, dict[str, list[Profile]]] = {}
+        # What of each block has been loaded from the catalogue: the filed-under keys, None for all.
+        self._loaded: dict[str, set[str] | None] = {}
         self._max = max_cached_blocks
         self.rule = rule
         self.weights, self.bias = tuple(weights), bias
@@ -494,16 +495,36 @@ class ResearcherResolver:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def prefetch(self, conn: Connection, blocks: Iterable[str]) -> None:
-        """Load the profiles of every block not cached yet (one pass per batch of papers)."""
-        missing = sorted({b for b in blocks if b not in self._by_block})
-        for start in range(0, len(missing), 500):
-            chunk = missing[start : start + 500]
-            for block in chunk:
-                self._by_block[block] = {}
+    def prefetch(self, conn: Connection, names: Iterable[ParsedName]) -> None:
+        """Load from the catalogue the researchers these authors may be (one pass per batch of
+        papers): in each block, those filed under a first name the author's agrees with, or the
+        whole block for an initial. A common block ("wang y") holds hundreds of people, and loading
+        one replays all their papers."""
+        wanted: dict[str, set[str] | None] = {}  # block → filed-under keys (None: all of it)
+        for person in names:
+            for block, keys in _wanted(person, whole=self.rule is Rule.OLD):
+                if keys is None:
+                    wanted[block] = None
+                elif (held := wanted.setdefault(block, set())) is not None:
+                    held |= keys
+        missing = {block: keys for block, keys in wanted.items() if self._unloaded(block, keys)}
+        blocks = sorted(missing)
+        for start in range(0, len(blocks), 500):
+            chunk = {block: missing[block] for block in blocks[start : start + 500]}
+            for block, keys in chunk.items():
+                self._by_block.setdefault(block, {})
+                held = self._loaded.get(block, set())
+                self._loaded[block] = None if keys is None or held is None else held | keys
             self._load(conn, chunk)
 
-    def _load(self, conn: Connection, blocks: list[str]) -> None:
+    def _unloaded(self, block: str, keys: set[str] | None) -> bool:
+        if block not in self._loaded:
+            return True
+        held = self._loaded[block]
+        return held is not None and (keys is None or not keys <= held)
+
+    def _load(self, conn: Connection, wanted: dict[str, set[str] | None]) -> None:
+        blocks = list(wanted)
         # Straight to the driver: in a large import most blocks are new, so this lookup usually finds
         # nothing, and compiling a 500-parameter IN clause each time cost more than running it.
         select_sql = (
@@ -524,62 +545,82 @@ class ResearcherResolver:
             rows = conn.exec_driver_sql(f"{select_sql} IN ({marks})", tuple(blocks)).all()
         if not rows:
             return
+        # Researchers already in memory (loaded before, or created by this run) are not loaded twice.
+        held = {p.id for block in blocks for filed in self._by_block[block].values() for p in filed}
         profiles: dict[int, Profile] = {}
+        partly = set()  # blocks of which some researchers stay in the catalogue only
         for rid, name, key, block, identified in rows:
             parsed = parse_name(name) or ParsedName(block, ())
-            profiles[rid] = profile = Profile(rid, name, key, parsed, identified=bool(identified))
-        ids = list(profiles)
-        # Each paper of these researchers, replayed as evidence (co-authors come separately).
-        papers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # paper -> (researcher, position)
-        for rid, pid, position, name in conn.execute(
-            select(Authorship.researcher_id, Authorship.paper_id, Authorship.position, Authorship.name).where(
-                Authorship.researcher_id.in_(ids)
-            )
-        ):
-            if rid is None:
+            keys = wanted.get(block)
+            if rid in held:
                 continue
-            papers[pid].append((rid, position))
-            if (spelled := parse_name(name)) is not None and spelled.full > profiles[rid].parsed.full:
-                profiles[rid].parsed = spelled
-        pids = list(papers)
-        categories: dict[int, set[str]] = defaultdict(set)
-        for pid, category in conn.execute(
-            select(PaperCategory.paper_id, PaperCategory.category).where(PaperCategory.paper_id.in_(pids))
-        ):
-            categories[pid].add(category)
+            if keys is not None and keys.isdisjoint(_filed_under(parsed)):
+                partly.add(block)  # no author of the batch can be this person
+                continue
+            profiles[rid] = profile = Profile(rid, name, key, parsed, identified=bool(identified))
+        for block in blocks:
+            if block not in partly:  # all of it in memory: never looked up again
+                self._loaded[block] = None
+        if not profiles:
+            return
+        # Each paper of these researchers is replayed as the evidence its import recorded.
+        papers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # paper -> (researcher, position)
+        for ids in _chunked(list(profiles)):
+            for rid, pid, position, name in conn.execute(
+                select(
+                    Authorship.researcher_id, Authorship.paper_id, Authorship.position, Authorship.name
+                ).where(Authorship.researcher_id.in_(ids))
+            ):
+                if rid is None:
+                    continue
+                papers[pid].append((rid, position))
+                if (spelled := parse_name(name)) is not None and spelled.full > profiles[rid].parsed.full:
+                    profiles[rid].parsed = spelled
+        authors: dict[int, list[str]] = defaultdict(list)
+        categories: dict[int, list[str]] = defaultdict(list)
         printed: dict[tuple[int, int], set[str]] = defaultdict(set)
-        for pid, position, raw in conn.execute(
-            select(Affiliation.paper_id, Affiliation.author_position, Affiliation.raw).where(
-                Affiliation.paper_id.in_(pids)
-            )
-        ):
-            printed[pid, position] |= affiliation_words(raw)
-        for pid, title, abstract, journal, published in conn.execute(
-            select(Paper.id, Paper.title, Paper.abstract, Paper.journal_ref, Paper.published_on).where(
-                Paper.id.in_(pids)
-            )
-        ):
-            paper = PaperEvidence(
-                _EMPTY,  # co-authors: below
-                _categories(categories[pid]),
-                venue_words(journal),
-                published.year if published else None,
-                topic_signature(topic_text(title, abstract)),
+        rows = []
+        for pids in _chunked(list(papers)):
+            # Every author of the paper, in order: its co-author evidence, linear in authorships.
+            for pid, name in conn.execute(
+                select(Authorship.paper_id, Authorship.name)
+                .where(Authorship.paper_id.in_(pids))
+                .order_by(Authorship.paper_id, Authorship.position)
+            ):
+                authors[pid].append(name)
+            for pid, category in conn.execute(
+                select(PaperCategory.paper_id, PaperCategory.category)
+                .where(PaperCategory.paper_id.in_(pids))
+                .order_by(PaperCategory.paper_id, PaperCategory.position)
+            ):
+                categories[pid].append(category)
+            for pid, position, raw in conn.execute(
+                select(Affiliation.paper_id, Affiliation.author_position, Affiliation.raw).where(
+                    Affiliation.paper_id.in_(pids)
+                )
+            ):
+                printed[pid, position] |= affiliation_words(raw)
+            rows += conn.execute(
+                select(
+                    Paper.id,
+                    Paper.title,
+                    Paper.abstract,
+                    Paper.journal_ref,
+                    func.coalesce(Paper.published_on, Paper.announced_on),
+                ).where(Paper.id.in_(pids))
+            ).all()
+        for pid, title, abstract, journal, day in rows:
+            paper = PaperEvidence.of(
+                [parse_name(a) for a in authors[pid]],
+                categories[pid],
+                journal,
+                day.year if day else None,
+                topic_text(title, abstract),
             )
             for rid, position in papers[pid]:
                 profile = profiles[rid]
                 profile.add(profile.parsed, paper, _shared(frozenset(printed[pid, position])))
-        other = aliased(Authorship)
-        coauthors: dict[int, set[str]] = defaultdict(set)
-        for rid, name in conn.execute(
-            select(Authorship.researcher_id, other.name)
-            .join(other, (other.paper_id == Authorship.paper_id) & (other.position != Authorship.position))
-            .where(Authorship.researcher_id.in_(ids))
-        ):
-            if rid is not None and (coauthor := parse_name(name)) is not None:
-                coauthors[rid].add(coauthor.coauthor_key)
-        for rid, profile in profiles.items():
-            profile.coauthors = _shared(frozenset(coauthors[rid]))
+        for profile in profiles.values():
             self._index(profile)
 
     # -- resolving -------------------------------------------------------------------------------
@@ -809,9 +850,29 @@ class ResearcherResolver:
         """Drop the cache between batches once it grows past its bound (profiles reload from the DB)."""
         if len(self._by_block) > self._max:
             self._by_block.clear()
+            self._loaded.clear()
 
 
 _NONE: list[Profile] = []  # no candidates (never appended to)
+
+
+def _wanted(person: ParsedName, whole: bool = False) -> list[tuple[str, set[str] | None]]:
+    """The blocks an author's candidates live in and the keys they are filed under there (None:
+    anyone of the block), as ``ResearcherResolver._pool`` looks them up."""
+    first = person.given[0] if person.given else ""
+    if whole or len(first) < 2:
+        found: list[tuple[str, set[str] | None]] = [(person.block, None)]
+    else:
+        found = [
+            (person.block, {first, first[0], "", person.joined} if person.joined else {first, first[0], ""})
+        ]
+    if person.swapped_block and person.swapped_block != person.block:
+        found.append((person.swapped_block, None if whole else {person.surname}))
+    return found
+
+
+def _chunked(ids: list[int], size: int = 5000) -> Iterable[list[int]]:
+    return (ids[start : start + size] for start in range(0, len(ids), size))
 
 
 def _filed_under(name: ParsedName) -> tuple[str, ...]:
