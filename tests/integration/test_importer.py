@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from itertools import islice
 from pathlib import Path
 
-from sqlalchemy import Engine, func, select
+from alembic import command
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
 from accounts.models import Follow, Person
-from catalog.enrichment import surviving_researcher_id
+from catalog.db import alembic_config, make_engine, migrate
+from catalog.enrichment import ResearcherChange, surviving_researcher_id
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, PaperVersion, Researcher
 from ingest.importer import Importer
 from ingest.records import RecordError
@@ -305,6 +307,42 @@ def test_resolution_uses_researchers_already_in_the_catalogue(engine: Engine, tm
     assert _count(engine, Researcher) == 2
 
 
+def test_a_later_run_loads_the_researchers_each_batch_may_be_and_no_one_twice(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # A later run loads a block's researchers under the first names its authors agree with ("Yi" →
+    # the Yis of "wang y"), and the rest of the block when an initial arrives in a later batch.
+    def rec(pid: str, authors: list[str]) -> dict[str, object]:
+        return {"id": pid, "title": "t", "summary": "", "authors": authors, "categories": ["cs.LG"]}
+
+    first = [
+        rec("2404.00001", ["Yang Wang", "Ann Lee", "Tom Hart"]),
+        rec("2404.00002", ["Yi Wang", "Cai Xu", "Dan Moss"]),
+    ]
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", first)))
+    second = [
+        rec("2404.00003", ["Yi Wang", "Cai Xu"]),
+        rec("2404.00004", ["Y. Wang", "Ann Lee", "Tom Hart"]),
+        rec("2404.00005", ["Yang Wang", "Ann Lee"]),
+    ]
+    Importer(engine, source="listings", batch_size=1).run(
+        listings.read(_write_jsonl(tmp_path / "2.jsonl", second))
+    )
+    with Session(engine) as s:
+        by_paper = dict(
+            s.execute(
+                select(Paper.arxiv_id, Authorship.researcher_id)
+                .join(Authorship)
+                .where(Authorship.position == 0)
+            ).all()
+        )
+        keys = s.execute(select(Researcher.name_key).where(Researcher.block_key == "wang y")).scalars().all()
+    assert sorted(keys) == ["yang wang", "yi wang"]
+    assert _count(engine, ResearcherChange) == 0  # found at once, not founded anew and merged later
+    assert by_paper["2404.00003"] == by_paper["2404.00002"]
+    assert by_paper["2404.00004"] == by_paper["2404.00005"] == by_paper["2404.00001"]
+
+
 def test_demo_pdf_records_keep_affiliations(engine: Engine, shared_data: Path) -> None:
     summary = Importer(engine, source="kaggle").run(kaggle.read(shared_data / "pdfs" / "papers.jsonl"))
     assert (summary.added, summary.failed) == (35, 0)
@@ -372,3 +410,24 @@ def test_display_name_is_the_most_complete_spelling_whatever_the_order(
                 .all()
             )
     assert shown == [["Christopher Ré"]] * 3
+
+
+def test_migration_0009_refiles_block_keys_of_researchers_already_in_the_catalogue(tmp_path: Path) -> None:
+    # Before 0009 a particle was part of the surname: "Ludwig van Beethoven" was filed under
+    # "van beethoven l", where a new paper by "Ludwig Van Beethoven" ("beethoven l") never looks.
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    command.upgrade(alembic_config(engine), "0008_researcher_blocks")
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO researchers (id, display_name, name_key, block_key, created_at)"
+                " VALUES (1, 'Ludwig van Beethoven', 'ludwig van beethoven', 'van beethoven l', :now),"
+                " (2, 'Yang Liu', 'yang liu', 'liu y', :now)"
+            ),
+            {"now": dt.datetime(2026, 1, 1)},
+        )
+    migrate(engine)
+    with engine.connect() as conn:
+        blocks = dict(conn.execute(text("SELECT id, block_key FROM researchers")).all())
+    engine.dispose()
+    assert blocks == {1: "beethoven l", 2: "liu y"}
