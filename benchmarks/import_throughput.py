@@ -80,7 +80,7 @@ def incremental_child(url: str, path: Path, batch_size: int, held_back: int) -> 
     engine = make_engine(url)
     migrate(engine)
     Importer(engine, source="listings", batch_size=batch_size).run(head)
-    figures = {"catalogue": len(head), "held_back": len(tail)}
+    figures: dict[str, object] = {"catalogue": len(head), "held_back": len(tail)}
     with tempfile.TemporaryDirectory(prefix="wovepaper-bench-empty-") as tmp:
         empty = make_engine(f"sqlite:///{Path(tmp) / 'empty.sqlite3'}")
         migrate(empty)
@@ -151,8 +151,9 @@ def main() -> None:
         print(f"file: {args.file}: the last {r['held_back']:,} records after {r['catalogue']:,} (SQLite)")
         for label in ("into_full", "into_empty"):
             f = r[label]
+            rate = r["held_back"] / f["seconds"]
             print(
-                f"  {label.replace('_', ' '):<11} {f['seconds']:6.2f} s, {r['held_back'] / f['seconds']:7,.0f} records/s,"
+                f"  {label.replace('_', ' '):<11} {f['seconds']:6.2f} s, {rate:7,.0f} records/s,"
                 f" {f['cpu_seconds']:6.2f} CPU s"
             )
         return

@@ -428,6 +428,6 @@ def test_migration_0009_refiles_block_keys_of_researchers_already_in_the_catalog
         )
     migrate(engine)
     with engine.connect() as conn:
-        blocks = dict(conn.execute(text("SELECT id, block_key FROM researchers")).all())
+        blocks: dict[int, str] = dict(conn.execute(text("SELECT id, block_key FROM researchers")).all())
     engine.dispose()
     assert blocks == {1: "beethoven l", 2: "liu y"}
