@@ -11,6 +11,7 @@ from functools import lru_cache
 from nameparser import HumanName
 
 _NON_WORD = re.compile(r"[^\w]+")
+_LETTER = re.compile(r"[^\W\d_]")
 _NOT_A_PERSON = re.compile(r"\b(collaboration|consortium|team|group|et al|and others)\b", re.I)
 
 
@@ -29,9 +30,7 @@ def person_key(name: str) -> str | None:
     if _NOT_A_PERSON.search(name):
         return None
     key = fold(name)
-    if not key or not any(c.isalpha() for c in key):
-        return None
-    return key
+    return key if _LETTER.search(key) else None
 
 
 def display_name(name: str) -> str:

@@ -324,6 +324,27 @@ class Profile:
             profile = profile.merged_into
         return profile
 
+    @classmethod
+    def founded(
+        cls, name: str, parsed: ParsedName, paper: PaperEvidence, affiliation: frozenset[str], born: int
+    ) -> Profile:
+        """A new researcher of one paper (its evidence is the paper's own, shared, not copied)."""
+        return cls(
+            None,
+            name,
+            parsed.key or parsed.block,
+            parsed,
+            coauthors=paper.people,
+            categories=paper.categories,
+            venue=paper.venue,
+            affiliation=affiliation,
+            topic=paper.topic,
+            first_year=paper.year,
+            last_year=paper.year,
+            papers=1,
+            born=born,
+        )
+
     def absorb(self, other: Profile) -> None:
         """Take over ``other``'s evidence (``other`` is merged into this one)."""
         if other.parsed.full > self.parsed.full:
@@ -634,7 +655,7 @@ class ResearcherResolver:
     ) -> list[Profile | None]:
         """The researcher of each author of one paper (None where the string names no person)."""
         chosen: list[Profile | None] = []
-        taken: set[int] = set()  # one researcher is never two authors of the same paper
+        taken: set[Profile] = set()  # one researcher is never two authors of the same paper
         for position, (name, person) in enumerate(zip(names, parsed, strict=True)):
             if person is None:
                 chosen.append(None)
@@ -652,16 +673,15 @@ class ResearcherResolver:
                 profile = self.decide(position, candidates) if candidates else None
                 if profile is None and self.rare_names and pool:
                     profile = self._same_rare_name(pool, person, paper, taken)
-            founded = profile is None
             if profile is None:
                 self._born += 1
-                profile = Profile(None, display_name(name), person.key or person.block, person)
-                profile.born = self._born
+                profile = Profile.founded(display_name(name), person, paper, printed, self._born)
                 self.new_profiles.append(profile)
-            if profile.add(person, paper, printed) or founded:
-                self._unindex(profile)  # new, or its name now files it elsewhere
                 self._index(profile)
-            taken.add(id(profile))
+            elif profile.add(person, paper, printed):
+                self._unindex(profile)  # its name now files it elsewhere
+                self._index(profile)
+            taken.add(profile)
             chosen.append(profile)
         return chosen
 
@@ -698,18 +718,26 @@ class ResearcherResolver:
         person: ParsedName,
         paper: PaperEvidence,
         printed: frozenset[str],
-        taken: set[int],
+        taken: set[Profile],
     ) -> list[Candidate]:
         # One pass (the hot loop of an import: ~1.2M candidates at 75k); a profile filed under the
         # very same parsed name (one object per distinct string) needs no name test.
         prune = self.prune
-        people, own, topic, topic_bits = paper.people, person.coauthor_key, paper.topic, paper.topic_bits
+        people, own, topic = paper.people, person.coauthor_key, paper.topic
         more_than_topic = bool(paper.venue) or bool(printed)
         base, per_topic, per_known = self._bound
+        # The topic bits a candidate without other evidence must share to reach ``join_at`` (the
+        # bound's topic term, solved for the bit count: one integer comparison per candidate).
+        if per_known:
+            needed_bits = -math.inf  # the bound depends on each candidate's circle: score them all
+        elif per_topic > 0 and paper.topic_bits:
+            needed_bits = (self._join_z - base) / per_topic * paper.topic_bits
+        else:
+            needed_bits = math.inf if base < self._join_z else -math.inf
         candidates = []
         for p in pool if once else dict.fromkeys(pool):
             name = p.parsed
-            if id(p) in taken or (
+            if p in taken or (
                 name is not person
                 and not (
                     (name.surname == person.surname and names_compatible(person, name))
@@ -719,29 +747,26 @@ class ResearcherResolver:
                 continue
             # Skip a candidate that cannot reach ``join_at`` whatever its full features: no
             # co-author (besides the author's own key, which both sets may hold), venue or
-            # affiliation in common, and the rest bounded (``_bound``). Most candidates of a common
-            # name end here, for one set test and one bit count; exact: the decisions are those of
-            # scoring everyone.
+            # affiliation in common, and too few topic bits (``_bound``). Most candidates of a
+            # common name end here, for one set test and one bit count; exact: the decisions are
+            # those of scoring everyone.
             if (
                 prune
                 and not (
                     (
                         not people.isdisjoint(known := p.coauthors)
-                        and (own not in known or own not in people or len(people & known) > 1)
+                        and (own not in known or len(people & known) > 1)
                     )
                     or (more_than_topic and ((paper.venue and p.venue) or (printed and p.affiliation)))
                 )
-                and base
-                + per_topic * ((topic & p.topic).bit_count() / topic_bits if topic_bits else 0.0)
-                + (per_known * math.log1p(len(p.coauthors)) if per_known else 0.0)
-                < self._join_z
+                and (topic & p.topic).bit_count() < needed_bits
             ):
                 continue
             candidates.append(Candidate(p, features(p, person, paper, printed)))
         return candidates
 
     def _same_rare_name(
-        self, pool: list[Profile], person: ParsedName, paper: PaperEvidence, taken: set[int]
+        self, pool: list[Profile], person: ParsedName, paper: PaperEvidence, taken: set[Profile]
     ) -> Profile | None:
         """The researcher already written so, when the name is rare among arXiv's authors (fewer
         than ``RARE_NAME_BELOW`` people expected to carry it by chance) and no broad field says
@@ -757,7 +782,7 @@ class ResearcherResolver:
         for profile in pool:
             name = profile.parsed
             if (
-                id(profile) in taken
+                profile in taken
                 or not name.given
                 or name.surname != person.surname
                 or not (name is person or names_compatible(person, name))
@@ -823,7 +848,7 @@ class ResearcherResolver:
         return keep
 
     def _old_rule(
-        self, name: str, person: ParsedName, paper: PaperEvidence, taken: set[int]
+        self, name: str, person: ParsedName, paper: PaperEvidence, taken: set[Profile]
     ) -> Profile | None:
         key = person_key(name)
         fields = {field_of(c) for c in paper.categories}
@@ -831,7 +856,7 @@ class ResearcherResolver:
         winner = None
         filed = self._by_block.get(person.block, {})
         for profile in dict.fromkeys(p for held in filed.values() for p in held):
-            if profile.key != key or id(profile) in taken:
+            if profile.key != key or profile in taken:
                 continue
             own = person.coauthor_key
             shared = len(paper.people & profile.coauthors) - (
