@@ -89,6 +89,10 @@ class ParsedName:
     # an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys would tell
     # "Yu Zhang" from "Yue Zhang" no better than a coin).
     coauthor_key: str = field(init=False, compare=False)
+    # Where in its block a researcher of this name may be filed (ingest.researchers): under the
+    # written-out first name, its initial, no given name, or the given names run together; empty
+    # for an initial (or no given name), which may be anyone of the block.
+    lookups: tuple[str, ...] = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         given, surname = self.given, self.surname
@@ -101,6 +105,10 @@ class ParsedName:
         object.__setattr__(self, "block", f"{surname} {given[0][0]}" if given else surname)
         object.__setattr__(self, "swapped_block", f"{given[0]} {surname[0]}" if two_words else "")
         object.__setattr__(self, "coauthor_key", f"{surname} {first}" if first else surname)
+        head = given[0] if given else ""
+        joined = self.joined
+        lookups = ((head, head[0], "", joined) if joined else (head, head[0], "")) if len(head) > 1 else ()
+        object.__setattr__(self, "lookups", lookups)
 
     def is_swap_of(self, other: ParsedName) -> bool:
         """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""

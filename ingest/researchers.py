@@ -464,6 +464,7 @@ def _log_odds(p: float) -> float:
 class Candidate:
     profile: Profile
     features: tuple[float, ...]
+    score: float  # the model's log-odds for these features
 
 
 # Chooses among the scored candidates of one author (None: found a new researcher). The evals swap
@@ -522,8 +523,13 @@ class ResearcherResolver:
         whole block for an initial. A common block ("wang y") holds hundreds of people, and loading
         one replays all their papers."""
         wanted: dict[str, set[str] | None] = {}  # block → filed-under keys (None: all of it)
+        loaded, everything = self._loaded, self.rule is Rule.OLD
         for person in names:
-            for block, keys in _wanted(person, whole=self.rule is Rule.OLD):
+            if loaded.get(person.block, ()) is None and (
+                not person.swapped_block or loaded.get(person.swapped_block, ()) is None
+            ):
+                continue  # all of its blocks are in memory already
+            for block, keys in _wanted(person, whole=everything):
                 if keys is None:
                     wanted[block] = None
                 elif (held := wanted.setdefault(block, set())) is not None:
@@ -691,11 +697,11 @@ class ResearcherResolver:
         if not filed and not person.swapped_block:
             return _NONE, True
         pool: list[Profile] = []
-        first = person.given[0] if person.given else ""
-        once = len(first) > 1 and not person.joined  # filed under one first name only
+        lookups = person.lookups
+        once = bool(lookups) and not person.joined  # filed under one first name only
         if filed:
-            if len(first) > 1:  # its own name, initials, no given name, run together
-                for where in (first, first[0], "", person.joined) if person.joined else (first, first[0], ""):
+            if lookups:  # its own name, initials, no given name, run together
+                for where in lookups:
                     held = filed.get(where)
                     if held:
                         pool += held
@@ -722,7 +728,7 @@ class ResearcherResolver:
     ) -> list[Candidate]:
         # One pass (the hot loop of an import: ~1.2M candidates at 75k); a profile filed under the
         # very same parsed name (one object per distinct string) needs no name test.
-        prune = self.prune
+        prune, weights, bias = self.prune, self.weights, self.bias
         people, own, topic = paper.people, person.coauthor_key, paper.topic
         more_than_topic = bool(paper.venue) or bool(printed)
         base, per_topic, per_known = self._bound
@@ -762,7 +768,8 @@ class ResearcherResolver:
                 and (topic & p.topic).bit_count() < needed_bits
             ):
                 continue
-            candidates.append(Candidate(p, features(p, person, paper, printed)))
+            f = features(p, person, paper, printed)
+            candidates.append(Candidate(p, f, bias + sum(map(operator.mul, weights, f))))
         return candidates
 
     def _same_rare_name(
@@ -817,8 +824,10 @@ class ResearcherResolver:
         """The most likely candidate if likely enough. Every other candidate that is as likely and
         whose name agrees with the winner's is the same person seen twice before without a link
         between the two: it is merged into the older of them (ids of merged researchers 301)."""
-        weights, bias = self.weights, self.bias
-        scored = [(score(c.features, weights, bias), c.profile.papers, i) for i, c in enumerate(candidates)]
+        if len(candidates) == 1:  # the common case: no ranking, nothing to merge
+            only = candidates[0]
+            return only.profile if only.score >= self._join_z else None
+        scored = [(c.score, c.profile.papers, i) for i, c in enumerate(candidates)]
         top = max(scored)
         if top[0] < self._join_z:
             return None
@@ -884,13 +893,10 @@ _NONE: list[Profile] = []  # no candidates (never appended to)
 def _wanted(person: ParsedName, whole: bool = False) -> list[tuple[str, set[str] | None]]:
     """The blocks an author's candidates live in and the keys they are filed under there (None:
     anyone of the block), as ``ResearcherResolver._pool`` looks them up."""
-    first = person.given[0] if person.given else ""
-    if whole or len(first) < 2:
+    if whole or not person.lookups:
         found: list[tuple[str, set[str] | None]] = [(person.block, None)]
     else:
-        found = [
-            (person.block, {first, first[0], "", person.joined} if person.joined else {first, first[0], ""})
-        ]
+        found = [(person.block, set(person.lookups))]
     if person.swapped_block and person.swapped_block != person.block:
         found.append((person.swapped_block, None if whole else {person.surname}))
     return found
