@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from nameparser import HumanName
@@ -68,47 +67,61 @@ def from_parsed(last: str, first: str, suffix: str = "") -> str:
 _UNUSUAL = re.compile(r",|\b(?:[a-z]{1,3}|[JS]r\.?|I{2,3}|IV|Dr\.?|Prof\.?)(?:\s|$)")
 
 
-@dataclass(frozen=True, slots=True)
 class ParsedName:
-    """A person's name folded into a surname and given-name words (an initial is one letter)."""
+    """A person's name folded into a surname and given-name words (an initial is one letter).
 
-    surname: str
-    given: tuple[str, ...]
-    key: str = field(default="", compare=False)  # person_key of the whole name as written
-    # The first given name as written, hyphens closed up ("Wei-jie" → "weijie"): how a co-author is
-    # recognised. Defaults to the first given word.
-    first: str = field(default="", compare=False)
-    full: int = field(init=False, compare=False)  # how many given names are written out
-    joined: str = field(init=False, compare=False)  # several written-out given names run together
-    # The loose key researchers are looked up by: surname and first initial ("liu y").
-    block: str = field(init=False, compare=False)
-    # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
-    # names are printed both ways), when the name is exactly two written-out words; else "".
-    swapped_block: str = field(init=False, compare=False)
-    # How a co-author is recognised: surname and first given name as written ("liu yang", "yu weijie"):
-    # an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys would tell
-    # "Yu Zhang" from "Yue Zhang" no better than a coin).
-    coauthor_key: str = field(init=False, compare=False)
-    # Where in its block a researcher of this name may be filed (ingest.researchers): under the
-    # written-out first name, its initial, no given name, or the given names run together; empty
-    # for an initial (or no given name), which may be anyone of the block.
-    lookups: tuple[str, ...] = field(init=False, compare=False)
+    Equal when surname and given names are; never changed once made (a plain slotted class, not a
+    frozen dataclass: an import makes one per distinct author string, and frozen setters cost)."""
 
-    def __post_init__(self) -> None:
-        given, surname = self.given, self.surname
-        full = sum(len(g) > 1 for g in given)
+    __slots__ = (
+        "block",
+        "coauthor_key",
+        "first",
+        "full",
+        "given",
+        "joined",
+        "key",
+        "lookups",
+        "surname",
+        "swapped_block",
+    )
+
+    def __init__(self, surname: str, given: tuple[str, ...], key: str = "", first: str = "") -> None:
+        self.surname, self.given = surname, given
+        self.key = key  # person_key of the whole name as written
+        # The first given name as written, hyphens closed up ("Wei-jie" → "weijie").
+        self.first = first = first or (given[0] if given else "")
+        self.full = full = sum(len(g) > 1 for g in given)  # how many given names are written out
+        # Several written-out given names run together ("Jian-Feng" → "jianfeng").
+        self.joined = joined = "".join(given) if full > 1 and full == len(given) else ""
+        # The loose key researchers are looked up by: surname and first initial ("liu y").
+        self.block = f"{surname} {given[0][0]}" if given else surname
+        # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
+        # names are printed both ways), when the name is exactly two written-out words; else "".
         two_words = len(given) == 1 and full == 1 and " " not in surname
-        first = self.first or (given[0] if given else "")
-        object.__setattr__(self, "first", first)
-        object.__setattr__(self, "full", full)
-        object.__setattr__(self, "joined", "".join(given) if full > 1 and full == len(given) else "")
-        object.__setattr__(self, "block", f"{surname} {given[0][0]}" if given else surname)
-        object.__setattr__(self, "swapped_block", f"{given[0]} {surname[0]}" if two_words else "")
-        object.__setattr__(self, "coauthor_key", f"{surname} {first}" if first else surname)
+        self.swapped_block = f"{given[0]} {surname[0]}" if two_words else ""
+        # How a co-author is recognised: surname and first given name as written ("liu yang", "yu
+        # weijie"): an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys
+        # would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
+        self.coauthor_key = f"{surname} {first}" if first else surname
+        # Where in its block a researcher of this name may be filed (ingest.researchers): under the
+        # written-out first name, its initial, no given name, or the given names run together;
+        # empty for an initial (or no given name), which may be anyone of the block.
         head = given[0] if given else ""
-        joined = self.joined
-        lookups = ((head, head[0], "", joined) if joined else (head, head[0], "")) if len(head) > 1 else ()
-        object.__setattr__(self, "lookups", lookups)
+        self.lookups = (
+            ((head, head[0], "", joined) if joined else (head, head[0], "")) if len(head) > 1 else ()
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ParsedName):
+            return NotImplemented
+        return self.surname == other.surname and self.given == other.given
+
+    def __hash__(self) -> int:
+        return hash((self.surname, self.given))
+
+    def __repr__(self) -> str:
+        return f"ParsedName({self.surname!r}, {self.given!r})"
 
     def is_swap_of(self, other: ParsedName) -> bool:
         """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""

@@ -273,7 +273,7 @@ class PaperEvidence:
 # The topic is read from the title and the start of the abstract: its first sentences name the
 # subject, and the signature was the largest cost of resolving (same figures on the gold files
 # with the first 280, 560 or 840 characters or all of it: README).
-TOPIC_ABSTRACT_CHARS = 400
+TOPIC_ABSTRACT_CHARS = 250
 
 
 def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> PaperEvidence:
