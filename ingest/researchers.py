@@ -5,10 +5,10 @@ the most likely existing researcher or founds a new one; nothing already resolve
 so researcher ids are stable.
 
 1. Candidates come from a loose block: folded surname and first initial (``catalog.names``), also
-   the two words swapped for two-word names ("Zhang Jun" / "Jun Zhang"). A candidate must have a
-   compatible name: initials agree with written-out names ("Y. Liu" ~ "Yang Liu"), a missing middle
-   name agrees with any ("Nancy F. Chen" ~ "Nancy Chen"), two different written-out names never do
-   ("Yang Liu" ≁ "Yu Liu").
+   the two words swapped for two-word names ("Zhang Jun" / "Jun Zhang"), filed in the block by
+   first given name. A candidate must have a compatible name: initials agree with written-out names
+   ("Y. Liu" ~ "Yang Liu"), a missing middle name agrees with any ("Nancy F. Chen" ~ "Nancy Chen"),
+   two different written-out names never do ("Yang Liu" ≁ "Yu Liu").
 2. Each compatible candidate is scored by a small logistic model (``WEIGHTS``) over the evidence a
    catalogue has: shared co-authors, fine-grained categories, venue words, printed affiliations,
    title/abstract words, the distance in years and the size of the researcher's co-author circle.
@@ -16,7 +16,9 @@ so researcher ids are stable.
    a new researcher (listed under "same name"). Another candidate at least ``MERGE_AT`` likely
    (with an agreeing name) is the same person seen before without a link: it is merged into the
    older researcher, which keeps its id; the merged id redirects (a ``merged`` change).
-3. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
+3. When no candidate is likely enough, a rare name (``RARE_NAME_BELOW``, ``catalog.name_counts``)
+   joins the researcher written compatibly within the same broad field.
+4. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
 
 ``Rule.OLD`` keeps the previous rule for comparison (``python -m evals researchers --resolver old``):
 same folded name, joined on a shared co-author or a shared broad field.
@@ -430,30 +432,20 @@ def features(
 # The model: P(same person) = 1 / (1 + exp(-(BIAS + Σ WEIGHTS · features))), fitted on
 # acl-and-dev.jsonl by ``python -m evals researchers --fit`` (L2-regularised logistic regression,
 # λ = 1, over every gold mention against the researchers of its block built from the gold decisions
-# before it). One hand-set weight: "category" takes the venue's weight (the gold has no arXiv
+# before it; the signature then read the whole abstract, and a refit on the cut one measures lower:
+# README). One hand-set weight: "category" takes the venue's weight (the gold has no arXiv
 # categories, so the fit gives 0; a shared arXiv category is the arXiv analogue of a shared venue).
-# Name features (written-out vs initials) were tried and left out: the file's selection (people
-# written several ways) made initials look like evidence of sameness, which hurt on the DBLP file.
+# Name features (written-out vs initials, how common a name is), co-author rarity and co-authors'
+# co-authors were tried and left out: each measured lower on both gold files (README).
 BIAS = -2.479
 WEIGHTS = (3.27, 1.021, 1.021, 3.645, 1.796, -2.623, -0.136)
-# Thresholds chosen on acl-and-dev.jsonl (README): join the best candidate at P ≥ 0.2 (a new
-# researcher otherwise); merge another candidate into it at P ≥ 0.7.
+# Thresholds chosen on acl-and-dev.jsonl over its own and three shuffled import orders (README): join
+# the best candidate at P ≥ 0.3 (a new researcher otherwise); merge another into it at P ≥ 0.5.
 JOIN_AT = 0.3
 MERGE_AT = 0.5
-# A written-out name is rare when fewer than this many arXiv author mentions are expected to carry
-# it by chance (``catalog.name_counts``): "Zhouhan Lin" 0.1, "Nancy Chen" 1.4, "Yang Liu" 58.
+# A name is rare when fewer than this many people are expected to carry it by chance among arXiv's
+# authors (``catalog.name_counts``): "Zhouhan Lin" 0.013, "Nancy Chen" 0.43, "Yang Liu" 17.
 RARE_NAME_BELOW = 1.0
-
-
-def score(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
-    """The model's log-odds that the candidate is the author (decisions compare these with the
-    thresholds' log-odds: no exponential per candidate)."""
-    return bias + sum(map(operator.mul, weights, values))
-
-
-def probability(values: Sequence[float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
-    z = score(values, weights, bias)
-    return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
 
 def _log_odds(p: float) -> float:
