@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session  # noqa: E402
 
 from catalog.db import make_engine, migrate, recorded_statements  # noqa: E402
 from catalog.models import Authorship, Researcher  # noqa: E402
+from catalog.name_counts import coauthor_groups  # noqa: E402
 from catalog.queries import researcher_profile  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import listings  # noqa: E402
@@ -56,21 +57,13 @@ def split_by_coauthors(engine: Engine, researcher_id: int) -> list[int]:
         rows = session.execute(
             select(Authorship.paper_id, Authorship.researcher_id).where(Authorship.paper_id.in_(theirs))
         ).all()
-        parent = {paper: paper for paper, _ in rows}
-
-        def root(paper: int) -> int:
-            while parent[paper] != paper:
-                parent[paper] = parent[parent[paper]]
-                paper = parent[paper]
-            return paper
-
-        first_paper_with: dict[int, int] = {}
+        coauthors: dict[int, set[int]] = defaultdict(set)  # paper → its other researchers
         for paper, other in rows:
-            if other is not None and other != researcher_id:
-                parent[root(paper)] = root(first_paper_with.setdefault(other, paper))
+            coauthors[paper].update(() if other is None or other == researcher_id else (other,))
+        papers = list(coauthors)
         groups: dict[int, list[int]] = defaultdict(list)
-        for paper in parent:
-            groups[root(paper)].append(paper)
+        for paper, group in zip(papers, coauthor_groups([coauthors[p] for p in papers]), strict=True):
+            groups[group].append(paper)
         ids = [researcher_id]
         for papers in sorted(groups.values(), key=len, reverse=True)[1:]:
             piece = Researcher(display_name=person.display_name, name_key=person.name_key)

@@ -18,6 +18,7 @@ import gzip
 import json
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Collection, Hashable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -65,8 +66,8 @@ def build(listings: Path, out: Path = COUNTS) -> None:
 
 
 def _people_by_name(listings: Path) -> dict[tuple[str, str], int]:
-    """(first given name as written, surname) → how many people carry it, at most: its mentions joined when
-    their papers share a co-author (a prolific author is one, however many papers)."""
+    """(first given name as written, surname) → how many people carry it, at most: its mentions
+    joined when their papers share a co-author (a prolific author is one, however many papers)."""
     mentions: dict[tuple[str, str], list[frozenset[str]]] = defaultdict(list)
     with gzip.open(listings, "rt", encoding="utf-8") as f:
         for line in f:
@@ -75,24 +76,20 @@ def _people_by_name(listings: Path) -> dict[tuple[str, str], int]:
             for person in parsed:
                 if len(person.first) > 1:
                     mentions[person.first, person.surname].append(keys - {person.coauthor_key})
-    return {name: _components(papers) for name, papers in mentions.items()}
+    return {name: len(set(coauthor_groups(papers))) for name, papers in mentions.items()}
 
 
-def _components(papers: list[frozenset[str]]) -> int:
-    """Connected groups of papers, two papers connected when they share a co-author."""
-    parent = list(range(len(papers)))
+def coauthor_groups(papers: Sequence[Collection[Hashable]]) -> list[int]:
+    """Each paper's group among ``papers`` (each given by its co-authors): papers are joined when
+    they share a co-author, directly or through others. The people one name may be, at most."""
+    from scipy.cluster.hierarchy import DisjointSet  # only builds and evals need it: not at start-up
 
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    first_with: dict[str, int] = {}
+    groups = DisjointSet(range(len(papers)))
+    first_with: dict[Hashable, int] = {}
     for i, coauthors in enumerate(papers):
-        for key in coauthors:
-            parent[root(i)] = root(first_with.setdefault(key, i))
-    return sum(1 for i in range(len(papers)) if root(i) == i)
+        for coauthor in coauthors:
+            groups.merge(i, first_with.setdefault(coauthor, i))
+    return [groups[i] for i in range(len(papers))]
 
 
 if __name__ == "__main__":

@@ -25,11 +25,12 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+from scipy.cluster.hierarchy import DisjointSet
 from sqlalchemy import select
 
 from catalog.db import make_engine, migrate
 from catalog.models import Authorship, Paper
-from catalog.name_counts import expected_namesakes
+from catalog.name_counts import coauthor_groups, expected_namesakes
 from catalog.names import ParsedName, display_name, names_compatible, parse_name
 from ingest.importer import Importer
 from ingest.records import PaperRecord
@@ -143,20 +144,14 @@ def exact_name(gold: Gold) -> dict[Mention, Hashable]:
 
 def coauthor_components(gold: Gold) -> dict[Mention, Hashable]:
     """Mentions of one exact name, joined when their papers share a co-author name string."""
-    parent: dict[Mention, Mention] = {m: m for m in gold.names}
-
-    def root(m: Mention) -> Mention:
-        while parent[m] != m:
-            parent[m] = parent[parent[m]]
-            m = parent[m]
-        return m
-
-    seen: dict[tuple[str, str], Mention] = {}
+    by_name: dict[str, list[Mention]] = defaultdict(list)
     for m, name in gold.names.items():
-        for other in gold.coauthors[m]:
-            first = seen.setdefault((name, other), m)
-            parent[root(m)] = root(first)
-    return {m: root(m) for m in gold.names}
+        by_name[name].append(m)
+    predicted: dict[Mention, Hashable] = {}
+    for name, mentions in by_name.items():
+        groups = coauthor_groups([gold.coauthors[m] for m in mentions])
+        predicted.update({m: (name, group) for m, group in zip(mentions, groups, strict=True)})
+    return predicted
 
 
 def ceiling(path: Path, gold: Gold) -> dict[Mention, Hashable]:
@@ -181,13 +176,7 @@ def ceiling(path: Path, gold: Gold) -> dict[Mention, Hashable]:
     by_person: dict[str, list[int]] = defaultdict(list)
     for i, (m, *_rest) in enumerate(seen):
         by_person[gold.persons[m]].append(i)
-    parent = list(range(len(seen)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    linked = DisjointSet(range(len(seen)))
 
     def reach(i: int) -> set[str]:
         _m, person, coauthors, _words = seen[i]
@@ -209,8 +198,8 @@ def ceiling(path: Path, gold: Gold) -> dict[Mention, Hashable]:
                 or not reached[a].isdisjoint(reached[b])
                 or rare
             ):
-                parent[root(a)] = root(b)
-    return {m: ("ceiling", root(i)) for i, (m, *_rest) in enumerate(seen)}
+                linked.merge(a, b)
+    return {m: ("ceiling", linked[i]) for i, (m, *_rest) in enumerate(seen)}
 
 
 def imported(path: Path, resolver: ResearcherResolver, batch_size: int = 1000) -> dict[Mention, Hashable]:

@@ -43,6 +43,7 @@ OWNERS = {
     "pytrec_eval": ("evals",),
     "rapidfuzz": ("ingest.enrich",),
     "nameparser": ("catalog.names",),
+    "scipy": ("catalog.name_counts", "evals"),
     "feedgen": ("app.controllers.agents", "app.agents"),
     "alembic": ("catalog",),
     "defusedxml": ("ingest.sources.arxiv_api", "ingest.sources.oai_pmh"),  # untrusted XML
