@@ -562,8 +562,6 @@ class ResearcherResolver:
         else:
             marks = ", ".join("?" * len(blocks))
             rows = conn.exec_driver_sql(f"{select_sql} IN ({marks})", tuple(blocks)).all()
-        if not rows:
-            return
         # Researchers already in memory (loaded before, or created by this run) are not loaded twice.
         held = {p.id for block in blocks for filed in self._by_block[block].values() for p in filed}
         profiles: dict[int, Profile] = {}
