@@ -27,6 +27,15 @@ def _count(engine: Engine, model: type) -> int:
         return s.execute(select(func.count()).select_from(model)).scalar_one()
 
 
+def _first_authors(engine: Engine) -> dict[str, int | None]:
+    """Each paper's first author's researcher."""
+    with Session(engine) as s:
+        rows = s.execute(
+            select(Paper.arxiv_id, Authorship.researcher_id).join(Authorship).where(Authorship.position == 0)
+        ).tuples()
+        return dict(rows.all())
+
+
 def _write_jsonl(path: Path, rows: Sequence[object]) -> Path:
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
     return path
@@ -205,14 +214,8 @@ def test_same_name_researchers_kept_apart_without_evidence_and_joined_by_it(
     Importer(engine, source="listings", batch_size=2).run(
         listings.read(_write_jsonl(tmp_path / "r.jsonl", rows))
     )
+    by_paper = _first_authors(engine)
     with Session(engine) as s:
-        by_paper = dict(
-            s.execute(
-                select(Paper.arxiv_id, Authorship.researcher_id)
-                .join(Authorship)
-                .where(Authorship.position == 0)
-            ).all()
-        )
         zhangs = s.execute(select(Researcher.id).where(Researcher.name_key == "wei zhang")).scalars().all()
     assert len(zhangs) == 3
     assert by_paper["2401.00010"] == by_paper["2401.00012"]
@@ -232,11 +235,7 @@ def test_new_papers_never_change_the_ids_of_researchers_already_resolved(
         rec("2402.00002", "Dust in galaxy clusters", ["Yang Liu", "Bo Chen"], "astro-ph.GA"),
     ]
     Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", first)))
-    position0 = (
-        select(Paper.arxiv_id, Authorship.researcher_id).join(Authorship).where(Authorship.position == 0)
-    )
-    with Session(engine) as s:
-        before = dict(s.execute(position0).all())
+    before = _first_authors(engine)
     assert before["2402.00001"] != before["2402.00002"]
     second = [
         # An initial and the same co-authors: the first one.
@@ -245,8 +244,7 @@ def test_new_papers_never_change_the_ids_of_researchers_already_resolved(
         rec("2402.00005", "Graph kernels", ["Yu Liu", "Ann Lee", "Tom Hart"], "cs.LG"),  # another name
     ]
     Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "2.jsonl", second)))
-    with Session(engine) as s:
-        after = dict(s.execute(position0).all())
+    after = _first_authors(engine)
     assert {pid: after[pid] for pid in before} == before
     assert after["2402.00003"] == before["2402.00001"]
     assert after["2402.00004"] not in set(before.values())
@@ -328,14 +326,8 @@ def test_a_later_run_loads_the_researchers_each_batch_may_be_and_no_one_twice(
     Importer(engine, source="listings", batch_size=1).run(
         listings.read(_write_jsonl(tmp_path / "2.jsonl", second))
     )
+    by_paper = _first_authors(engine)
     with Session(engine) as s:
-        by_paper = dict(
-            s.execute(
-                select(Paper.arxiv_id, Authorship.researcher_id)
-                .join(Authorship)
-                .where(Authorship.position == 0)
-            ).all()
-        )
         keys = s.execute(select(Researcher.name_key).where(Researcher.block_key == "wang y")).scalars().all()
     assert sorted(keys) == ["yang wang", "yi wang"]
     assert _count(engine, ResearcherChange) == 0  # found at once, not founded anew and merged later
