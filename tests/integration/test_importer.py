@@ -32,8 +32,8 @@ def _first_authors(engine: Engine) -> dict[str, int | None]:
     with Session(engine) as s:
         rows = s.execute(
             select(Paper.arxiv_id, Authorship.researcher_id).join(Authorship).where(Authorship.position == 0)
-        ).tuples()
-        return dict(rows.all())
+        )
+        return {pid: rid for pid, rid in rows}  # noqa: C416 (rows are Row objects, not pairs, to mypy)
 
 
 def _write_jsonl(path: Path, rows: Sequence[object]) -> Path:
