@@ -46,6 +46,12 @@ def expected_namesakes(person: ParsedName) -> float:
     return share * surname.get(person.surname, 1) / people
 
 
+def pair_namesakes(a: ParsedName, b: ParsedName) -> float:
+    """How rare two compatible spellings of one name are together: the people expected to carry
+    the less specific of them ("G. Salton" for "G. Salton" and "Gerard Salton")."""
+    return expected_namesakes(a if len(a.first) <= len(b.first) else b)
+
+
 def build(listings: Path, out: Path = COUNTS) -> None:
     names = _people_by_name(listings)
     given, surname, initials = Counter[str](), Counter[str](), Counter[str]()

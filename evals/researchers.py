@@ -30,7 +30,7 @@ from sqlalchemy import select
 
 from catalog.db import make_engine, migrate
 from catalog.models import Authorship, Paper
-from catalog.name_counts import coauthor_groups, expected_namesakes
+from catalog.name_counts import coauthor_groups, pair_namesakes
 from catalog.names import ParsedName, display_name, names_compatible, parse_name
 from ingest.importer import Importer
 from ingest.records import PaperRecord
@@ -186,11 +186,10 @@ def ceiling(path: Path, gold: Gold) -> dict[Mention, Hashable]:
         reached = {i: reach(i) for i in members}
         for a, b in combinations(members, 2):
             (_, pa, ca, wa), (_, pb, cb, wb) = seen[a], seen[b]
-            less = pa if len(pa.first) <= len(pb.first) else pb
             rare = (
                 pa.surname == pb.surname
                 and names_compatible(pa, pb)
-                and expected_namesakes(less) < RARE_NAME_BELOW
+                and pair_namesakes(pa, pb) < RARE_NAME_BELOW
             )
             if (
                 not ca.isdisjoint(cb)
