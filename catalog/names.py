@@ -173,11 +173,13 @@ def names_compatible(a: ParsedName, b: ParsedName) -> bool:
     """Whether two parsed names (same surname) can be one person: each given name agrees with the one
     in its place, an initial with any name it starts ("Y." ~ "Yang"), and a missing middle name with
     any ("Nancy F. Chen" ~ "Nancy Chen"). Written-out given names run together also agree
-    ("Jianfeng" ~ "Jian-Feng")."""
+    ("Jianfeng" ~ "Jian-Feng"); a hyphenated first name is one name ("Jian-Xun" ≁ "Jian")."""
     if not a.given or not b.given:
         return True
     if a.full and b.full and "".join(a.given) == "".join(b.given):  # "Jianfeng" ~ "Jian-Feng"
         return True
+    if len(a.first) > 1 and len(b.first) > 1 and a.first != b.first:  # "Jian-Xun" is not "Jian"
+        return False
     for x, y in zip(a.given, b.given, strict=False):
         if x[0] != y[0] or (len(x) > 1 and len(y) > 1 and x != y):
             return False

@@ -44,6 +44,8 @@ def test_names_compatible_initials_middle_names_and_hyphens() -> None:
     assert ok("Jianfeng Gao", "Jian-Feng Gao")
     assert ok("J.-P. Dupont", "Jean-Pierre Dupont")
     assert not ok("Yu Liu", "Yang Liu")
+    assert not ok("Jian-Xun Wang", "Jian Wang")  # a hyphenated first name is one name, not a middle one
+    assert ok("Ting Hao Huang", "Ting-Hao Huang")
     assert not ok("D. Q. Kingma", "Diederik P. Kingma")
     assert not ok("Nancy F. Chen", "Nancy G. Chen")
 
