@@ -257,7 +257,11 @@ class Importer:
         ]
         columns = ["paper_id", "position", "name", "role", "role_source", "researcher_id"]
         _bulk_insert(conn, _table(Authorship), columns, rows)
-        merge_in_catalogue(conn, [(keep.id, gone.id) for keep, gone in merges if keep.id and gone.id])
+        pairs = []
+        for keep, gone in merges:  # both written by now: the survivor above, the merged one before
+            assert keep.id is not None and gone.id is not None
+            pairs.append((keep.id, gone.id))
+        merge_in_catalogue(conn, pairs)
         respell_later.update(keep for keep, _ in merges)
         respell(conn, respell_later)
 
