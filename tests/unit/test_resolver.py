@@ -8,7 +8,7 @@ from pathlib import Path
 
 from catalog.name_counts import build, expected_namesakes
 from catalog.names import parse_name
-from evals.researchers import scores
+from evals.researchers import ceiling, load, scores
 from ingest.researchers import PaperEvidence, Profile, ResearcherResolver
 
 
@@ -130,3 +130,30 @@ def test_rare_names_join_their_compatible_spellings_and_common_ones_need_evidenc
     liu = _resolve(r, ["Yang Liu", "Ann Lee"], "Speech summarization", ["cs.CL"], 2010)[0]
     other = _resolve(r, ["Y. Liu", "Bob Stone"], "Galaxy surveys", ["cs.CL"], 2012)[0]
     assert other is not liu  # "Y. Liu" could be any of many people
+
+
+def test_the_ceiling_joins_one_persons_linked_papers_and_never_two_persons(tmp_path: Path) -> None:
+    def paper(pid: str, authors: list[tuple[str, str | None]]) -> dict[str, object]:
+        return {
+            "paper_id": pid,
+            "title": "t",
+            "year": 2020,
+            "venue_or_categories": "Workshop",
+            "abstract": None,
+            "authors": [{"name": n, "person": p} for n, p in authors],
+        }
+
+    rows = [
+        paper("g:1", [("Wei Wang", "A"), ("Ann Lee", None)]),
+        paper("g:2", [("Wei Wang", "A"), ("Ann Lee", None)]),  # shares Ann Lee with g:1
+        paper("g:3", [("Wei Wang", "A"), ("Bob Stone", None)]),  # A again, but nothing links it
+        paper("g:4", [("Wei Wang", "B"), ("Ann Lee", None)]),  # shares Ann Lee, another person
+    ]
+    path = tmp_path / "gold.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    gold = load(path)
+    predicted = ceiling(path, gold)
+    assert predicted["g:1", 0] == predicted["g:2", 0]
+    assert predicted["g:3", 0] != predicted["g:1", 0]
+    assert predicted["g:4", 0] not in {predicted["g:1", 0], predicted["g:3", 0]}
+    assert scores(predicted, gold.persons, gold.persons)["bcubed"]["p"] == 1.0
