@@ -151,16 +151,26 @@ def parse_name(name: str) -> ParsedName | None:
     while not (tail := 1 if raw[-1].isalpha() else len(fold(raw[-1]).split())):
         raw.pop()
     first = raw[0] if len(raw) > 1 else ""
-    if first and not (first.isalpha() and first.isascii()):  # "Wei-jie" → "weijie", "J.-P." → "j"
-        closed = fold(first.replace("-", "")).split()
-        first = closed[0] if closed else ""
+    if first and not (first.isalpha() and first.isascii()):
+        first = _first_name(first)
     return ParsedName(words[-1], tuple(words[:-tail]), key, first.lower())
 
 
 def _parsed(family: str, given: str, key: str) -> ParsedName:
     surname = fold(family).split()[-1]
-    first = fold(given.split()[0].replace("-", "")).split() if given.split() else []
-    return ParsedName(surname, tuple(fold(given).split()), key, first[0] if first else "")
+    return ParsedName(
+        surname, tuple(fold(given).split()), key, _first_name(given.split()[0]) if given.split() else ""
+    )
+
+
+def _first_name(token: str) -> str:
+    """The first given name of a token, hyphens closed up ("Wei-jie" → "weijie"); initials stay an
+    initial ("J.-P.", "J-C." → "j": "jc" would be a name no one has, and so look rare)."""
+    parts = fold(token).split()
+    if all(len(part) == 1 for part in parts):
+        return parts[0] if parts else ""
+    closed = fold(token.replace("-", "")).split()
+    return closed[0] if closed else ""
 
 
 def block_of(name: str) -> str | None:
@@ -180,7 +190,17 @@ def names_compatible(a: ParsedName, b: ParsedName) -> bool:
         return True
     if len(a.first) > 1 and len(b.first) > 1 and a.first != b.first:  # "Jian-Xun" is not "Jian"
         return False
-    for x, y in zip(a.given, b.given, strict=False):
-        if x[0] != y[0] or (len(x) > 1 and len(y) > 1 and x != y):
-            return False
-    return True
+    if all(map(_agree, a.given, b.given)):
+        return True
+    # A middle name left out ("Shareefa Al Amer" ~ "Shareefa Ahmed Al Amer"): the shorter given
+    # names agree, in order, with some of the longer's, the first with the first.
+    short, long = (a.given, b.given) if len(a.given) < len(b.given) else (b.given, a.given)
+    if len(short) < 2 or len(short) == len(long) or not _agree(short[0], long[0]):
+        return False
+    rest = iter(long[1:])
+    return all(any(_agree(x, y) for y in rest) for x in short[1:])
+
+
+def _agree(x: str, y: str) -> bool:
+    """Two given names in the same place: an initial agrees with any name it starts."""
+    return x[0] == y[0] and (len(x) == 1 or len(y) == 1 or x == y)

@@ -48,6 +48,19 @@ def test_names_compatible_initials_middle_names_and_hyphens() -> None:
     assert ok("Ting Hao Huang", "Ting-Hao Huang")
     assert not ok("D. Q. Kingma", "Diederik P. Kingma")
     assert not ok("Nancy F. Chen", "Nancy G. Chen")
+    # A middle name left out anywhere, in order: "Al" is kept, "Ahmed" is missing.
+    assert ok("Shareefa Al Amer", "Shareefa Ahmed Al Amer")
+    assert ok("A. C. Smith", "A. B. C. Smith")
+    assert not ok("A. B. Smith", "A. C. D. Smith")  # "B." agrees with no later name
+    assert not ok("Maria Jose Garcia", "Ana Maria Jose Garcia")  # the first name must agree
+
+
+def test_hyphenated_initials_are_initials() -> None:
+    for name in ("J-C. Martin", "J.-C. Martin", "J.C. Martin"):
+        person = parse_name(name)
+        assert person is not None
+        assert (person.given, person.first, person.coauthor_key) == (("j", "c"), "j", "martin j")
+    assert parse_name("Jean-Claude Martin").first == "jeanclaude"  # written out: one first name
 
 
 def test_particles_and_double_barrelled_surnames_are_filed_under_the_last_word() -> None:
