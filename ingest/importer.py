@@ -235,6 +235,7 @@ class Importer:
             (pid, r, self.resolver.resolve_paper(r.authors, names, evidence_of(r, names), r.affiliations))
             for pid, r, names in parsed
         ]
+        self.resolver.consolidate()
         # A profile merged before it was written is never written; one already in the catalogue is
         # merged there once the batch's rows are in.
         self._insert_researchers(conn, [p for p in self.resolver.new_profiles if p.merged_into is None])

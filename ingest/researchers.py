@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import math
 import operator
 import re
@@ -429,6 +430,36 @@ def features(
     )
 
 
+def pair_features(a: Profile, b: Profile) -> tuple[float, ...]:
+    """``features`` of two researchers: the one of fewer papers read as one paper of the other."""
+    small, large = (a, b) if a.papers <= b.papers else (b, a)
+    own = small.parsed.coauthor_key
+    shared = len(small.coauthors & large.coauthors) - (own in small.coauthors and own in large.coauthors)
+    venue = len(small.venue & large.venue) / len(small.venue) if small.venue and large.venue else 0.0
+    aff = (
+        len(small.affiliation & large.affiliation) / min(len(small.affiliation), len(large.affiliation))
+        if small.affiliation and large.affiliation
+        else 0.0
+    )
+    topic = 0.0
+    if small.topic and large.topic:
+        topic = (small.topic & large.topic).bit_count() / small.topic.bit_count()
+        topic -= large.topic.bit_count() / TOPIC_BITS
+    apart = 0.0
+    if None not in (small.first_year, small.last_year, large.first_year, large.last_year):
+        gap = max(large.first_year - small.last_year, small.first_year - large.last_year, 0)  # type: ignore[operator]
+        apart = min(gap / 10, 2.0)
+    return (
+        math.log1p(max(shared, 0)),
+        float(not small.categories.isdisjoint(large.categories)),
+        venue,
+        aff,
+        topic,
+        apart,
+        math.log1p(max(len(large.coauthors) - 1, 0)),
+    )
+
+
 # The model: P(same person) = 1 / (1 + exp(-(BIAS + Σ WEIGHTS · features))), fitted on
 # acl-and-dev.jsonl by ``python -m evals researchers --fit`` (L2-regularised logistic regression,
 # λ = 1, over every gold mention against the researchers of its block built from the gold decisions
@@ -500,6 +531,10 @@ class ResearcherResolver:
             max(w["known"], 0.0),
         )
         self._born = 0
+        # Researchers that gained a paper since ``consolidate`` last ran (insertion-ordered).
+        self.grown: dict[Profile, None] = {}
+        # Researchers that are two authors of one paper ("Li Zhang" and "Li Zhang"): never merged.
+        self._apart: dict[Profile, set[Profile]] = {}
         self.new_profiles: list[Profile] = []
         # (survivor, merged) pairs decided since the importer last took them (see ``_best``).
         self.merges: list[tuple[Profile, Profile]] = []
@@ -637,6 +672,8 @@ class ResearcherResolver:
             for rid, position in papers[pid]:
                 profile = profiles[rid]
                 profile.add(profile.parsed, paper, _shared(frozenset(printed[pid, position])))
+            if len(papers[pid]) > 1:
+                self._keep_apart([profiles[rid] for rid, _position in papers[pid]])
         for profile in profiles.values():
             self._index(profile)
 
@@ -668,18 +705,38 @@ class ResearcherResolver:
                 candidates = self._candidates(pool, once, person, paper, printed, taken) if pool else []
                 profile = self.decide(position, candidates) if candidates else None
                 if profile is None and self.rare_names and pool:
-                    profile = self._same_rare_name(pool, person, paper, taken)
+                    profile = self._same_rare_name(pool, person, paper, printed, taken)
             if profile is None:
                 self._born += 1
                 profile = Profile.founded(display_name(name), person, paper, printed, self._born)
                 self.new_profiles.append(profile)
                 self._index(profile)
-            elif profile.add(person, paper, printed):
-                self._unindex(profile)  # its name now files it elsewhere
-                self._index(profile)
+            else:
+                if profile.add(person, paper, printed):
+                    self._unindex(profile)  # its name now files it elsewhere
+                    self._index(profile)
+                self.grown[profile] = None
             taken.add(profile)
             chosen.append(profile)
+        keys = [p.coauthor_key for p in parsed if p]
+        if len(set(keys)) < len(keys):  # the same name twice: never one researcher, now or later
+            self._keep_apart([p for p in chosen if p is not None])
         return chosen
+
+    def _keep_apart(self, authors: Sequence[Profile]) -> None:
+        """Record that these researchers of one paper are different people where their blocks agree."""
+        by_block: dict[str, list[Profile]] = defaultdict(list)
+        for profile in authors:
+            by_block[profile.block].append(profile)
+        for group in by_block.values():
+            for a, b in itertools.combinations(group, 2):
+                self._apart.setdefault(a, set()).add(b)
+                self._apart.setdefault(b, set()).add(a)
+
+    def _mergeable(self, a: Profile, b: Profile) -> bool:
+        """Whether the resolver may merge two researchers of agreeing names: not when enrichment
+        identified both (it decides those), nor when both wrote one paper."""
+        return not (a.identified and b.identified) and b not in self._apart.get(a, ())
 
     def _pool(self, person: ParsedName) -> tuple[list[Profile], bool]:
         """The profiles an author's candidates are drawn from, and whether none can appear twice."""
@@ -763,7 +820,12 @@ class ResearcherResolver:
         return candidates
 
     def _same_rare_name(
-        self, pool: list[Profile], person: ParsedName, paper: PaperEvidence, taken: set[Profile]
+        self,
+        pool: list[Profile],
+        person: ParsedName,
+        paper: PaperEvidence,
+        printed: frozenset[str],
+        taken: set[Profile],
     ) -> Profile | None:
         """The researcher already written so, when the name is rare among arXiv's authors (fewer
         than ``RARE_NAME_BELOW`` people expected to carry it by chance) and no broad field says
@@ -789,9 +851,38 @@ class ResearcherResolver:
             theirs = {field_of(c) for c in profile.categories}
             if fields and theirs and fields.isdisjoint(theirs):
                 continue
+            if printed and profile.affiliation and printed.isdisjoint(profile.affiliation):
+                continue
             if best is None or profile.papers > best.papers:
                 best = profile
         return best
+
+    def consolidate(self) -> None:
+        """Merge each researcher that gained papers since the last call with any other of a
+        compatible name whose evidence as a whole is as likely one person as a merge
+        (``MERGE_AT``): two papers that each linked to neither may, together, link to both."""
+        grown, self.grown = self.grown, {}
+        if self.rule is not Rule.EVIDENCE:
+            return
+        weights, bias, at = self.weights, self.bias, self._merge_z
+        for profile in grown:
+            profile = profile.current
+            pool, _once = self._pool(profile.parsed)
+            name = profile.parsed
+            for other in dict.fromkeys(pool):
+                theirs = other.parsed
+                if (
+                    other is profile
+                    or other.merged_into is not None
+                    or theirs.surname != name.surname
+                    or not names_compatible(name, theirs)
+                    or not self._mergeable(profile, other)
+                ):
+                    continue
+                f = pair_features(profile, other)
+                if bias + sum(map(operator.mul, weights, f)) >= at:
+                    profile = self._merge(profile, other)
+                    name = profile.parsed
 
     def _index(self, profile: Profile) -> None:
         where = _filed_under(profile.parsed)
@@ -830,7 +921,7 @@ class ResearcherResolver:
             if (
                 other.parsed.surname == best.parsed.surname
                 and names_compatible(other.parsed, best.parsed)
-                and not (other.identified and best.identified)  # enrichment decides those
+                and self._mergeable(other, best)
             ):
                 best = self._merge(best, other)
         return best
@@ -838,6 +929,10 @@ class ResearcherResolver:
     def _merge(self, a: Profile, b: Profile) -> Profile:
         keep, gone = (a, b) if _age(a) <= _age(b) else (b, a)
         keep.absorb(gone)
+        for other in self._apart.pop(gone, ()):  # who could not be ``gone`` cannot be ``keep``
+            self._apart[other].discard(gone)
+            self._apart[other].add(keep)
+            self._apart.setdefault(keep, set()).add(other)
         self._unindex(gone)
         if keep.indexed != (keep.block, _filed_under(keep.parsed)):
             self._unindex(keep)
@@ -874,6 +969,7 @@ class ResearcherResolver:
         if len(self._by_block) > self._max:
             self._by_block.clear()
             self._loaded.clear()
+            self._apart.clear()  # rebuilt from the catalogue's papers as researchers reload
 
 
 _NONE: list[Profile] = []  # no candidates (never appended to)
@@ -909,8 +1005,16 @@ def _age(profile: Profile) -> tuple[int, int]:
 
 
 def affiliation_words(raw: str) -> frozenset[str]:
-    """The words of a printed affiliation that tell institutions apart."""
-    return frozenset(w for w in _VENUE_WORD.findall(raw.lower()) if w not in _AFFILIATION_STOP)
+    """The words of a printed affiliation that tell institutions apart, and the acronyms its
+    capitalised words make ("National Research Council Canada" is also "nrc", as printed elsewhere)."""
+    words = {w for w in _VENUE_WORD.findall(raw.lower()) if w not in _AFFILIATION_STOP}
+    initials = "".join(w[0] for w in _CAPITALISED.findall(raw)).lower()
+    for size in range(3, min(len(initials), 5) + 1):
+        words.update(initials[i : i + size] for i in range(len(initials) - size + 1))
+    return frozenset(words)
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
 
 
 _AFFILIATION_STOP = frozenset(

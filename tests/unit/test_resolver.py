@@ -13,10 +13,17 @@ from ingest.researchers import PaperEvidence, Profile, ResearcherResolver
 
 
 def _resolve(
-    resolver: ResearcherResolver, authors: list[str], title: str, cats: list[str], year: int
+    resolver: ResearcherResolver,
+    authors: list[str],
+    title: str,
+    cats: list[str],
+    year: int,
+    venue: str | None = None,
+    affiliations: dict[str, tuple[str, ...]] | None = None,
 ) -> list[Profile]:
     names = [parse_name(a) for a in authors]
-    chosen = resolver.resolve_paper(authors, names, PaperEvidence.of(names, cats, None, year, title))
+    paper = PaperEvidence.of(names, cats, venue, year, title)
+    chosen = resolver.resolve_paper(authors, names, paper, affiliations)
     return [p.current for p in chosen if p is not None]
 
 
@@ -45,6 +52,11 @@ def test_two_authors_of_one_paper_are_never_one_researcher() -> None:
     r = ResearcherResolver()
     first, second = _resolve(r, ["Li Zhang", "Li Zhang", "Bo Chen"], "Parsing", ["cs.CL"], 2020)[:2]
     assert first is not second
+    # A later paper with the same co-author fits both equally: it joins one and merges neither.
+    later = _resolve(r, ["Li Zhang", "Bo Chen"], "Parsing", ["cs.CL"], 2021)[0]
+    r.consolidate()
+    assert later in (first, second) and first.current is first and second.current is second
+    assert r.merges == []
 
 
 def test_an_author_linking_two_researchers_merges_them_into_the_older() -> None:
@@ -86,6 +98,48 @@ def test_a_rare_name_is_one_person_within_a_field_a_common_one_is_not() -> None:
     wang = _resolve(r, ["Wei Wang", "Ann Lee"], "Key-value cache compression", ["cs.CL"], 2025)[0]
     other = _resolve(r, ["Wei Wang", "Bob Stone"], "Pretraining to ponder", ["cs.LG"], 2025)[0]
     assert other is not wang  # a common name needs evidence
+
+
+def test_a_rare_name_is_not_joined_across_printed_affiliations_that_share_no_word() -> None:
+    r = ResearcherResolver()
+
+    def saif(coauthor: str, title: str, affiliation: str) -> Profile:
+        authors = ["Saif Mohammad", coauthor]
+        return _resolve(r, authors, title, ["cs.CL"], 2024, affiliations={"Saif Mohammad": (affiliation,)})[0]
+
+    nrc = saif("Ann Lee", "Emotion lexicons", "NRC")
+    assert saif("Bob Stone", "Ethics sheets", "National Research Council Canada") is nrc  # its acronym
+    assert saif("Eve Park", "Anxiety norms", "University of Oslo") is not nrc
+
+
+def test_two_researchers_are_merged_once_their_papers_together_link_them() -> None:
+    r = ResearcherResolver()
+    shared, theirs = "lexical semantic change detection", "historical newspaper archive corpora"
+    first = _resolve(
+        r, ["Wei Zhang", "Ann Lee"], f"{shared} cross lingual embedding alignment", ["cs.CL"], 2020
+    )[0]
+    # Half of its words are the first paper's; another category and venue: not enough.
+    second = _resolve(
+        r, ["Wei Zhang", "Bob Stone"], f"{shared} {theirs}", ["cs.IR"], 2020, "Diachronic Workshop"
+    )[0]
+    assert second is not first
+    # A shared co-author joins the first; alone, this paper (half of its words) is not enough to
+    # merge the second.
+    third = _resolve(
+        r,
+        ["Wei Zhang", "Ann Lee"],
+        f"{theirs} optical character recognition errors",
+        ["cs.DL"],
+        2021,
+        "Diachronic Workshop",
+    )[0]
+    assert third is first and second.current is second and r.merges == []
+    # Together the first researcher's papers hold all of the second's words and its venue.
+    r.consolidate()
+    assert second.current is first
+    assert r.merges == [(first, second)]
+    r.consolidate()  # nothing grew since: nothing to do
+    assert r.merges == [(first, second)]
 
 
 def test_how_common_a_name_is() -> None:
