@@ -432,7 +432,7 @@ def features(
 
 def pair_features(a: Profile, b: Profile) -> tuple[float, ...]:
     """``features`` of two researchers: the one of fewer papers read as one paper of the other."""
-    small, large = (a, b) if a.papers <= b.papers else (b, a)
+    small, large = (a, b) if a.papers <= b.papers else (b, a)  # ties: ``a`` is the smaller
     own = small.parsed.coauthor_key
     shared = len(small.coauthors & large.coauthors) - (own in small.coauthors and own in large.coauthors)
     venue = len(small.venue & large.venue) / len(small.venue) if small.venue and large.venue else 0.0
@@ -865,6 +865,10 @@ class ResearcherResolver:
         if self.rule is not Rule.EVIDENCE:
             return
         weights, bias, at = self.weights, self.bias, self._merge_z
+        # As in ``_candidates``, a pair without co-authors, venue or affiliation in common must share
+        # this much of the smaller topic to reach ``at`` (the score's bound; exact).
+        w = dict(zip(FEATURES, weights, strict=True))
+        needed = (at - bias - max(w["category"], 0.0)) / w["topic"] if w["topic"] > 0 else math.inf
         for profile in grown:
             profile = profile.current
             pool, _once = self._pool(profile.parsed)
@@ -877,6 +881,15 @@ class ResearcherResolver:
                     or theirs.surname != name.surname
                     or not names_compatible(name, theirs)
                     or not self._mergeable(profile, other)
+                ):
+                    continue
+                small = profile if profile.papers <= other.papers else other  # as ``pair_features``
+                if (
+                    w["known"] <= 0
+                    and profile.venue.isdisjoint(other.venue)
+                    and profile.affiliation.isdisjoint(other.affiliation)
+                    and (profile.topic & other.topic).bit_count() < needed * small.topic.bit_count()
+                    and profile.coauthors & other.coauthors <= {small.parsed.coauthor_key}
                 ):
                     continue
                 f = pair_features(profile, other)
