@@ -45,6 +45,7 @@ from ingest.researchers import (
     Profile,
     ResearcherResolver,
     Rule,
+    affiliation_overlap,
     affiliation_words,
     evidence_of,
 )
@@ -193,7 +194,7 @@ def ceiling(path: Path, gold: Gold) -> dict[Mention, Hashable]:
             )
             if (
                 not ca.isdisjoint(cb)
-                or not wa.isdisjoint(wb)
+                or affiliation_overlap(wa, wb)
                 or not reached[a].isdisjoint(reached[b])
                 or rare
             ):

@@ -17,8 +17,12 @@ so researcher ids are stable.
    (with an agreeing name) is the same person seen before without a link: it is merged into the
    older researcher, which keeps its id; the merged id redirects (a ``merged`` change).
 3. When no candidate is likely enough, a rare name (``RARE_NAME_BELOW``, ``catalog.name_counts``)
-   joins the researcher written compatibly within the same broad field.
-4. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
+   joins the researcher written compatibly within the same broad field, unless both print
+   affiliations that share no word.
+4. After each batch, each researcher that gained papers is compared as a whole with the others of
+   a compatible name (``consolidate``): evidence that no single paper carried may add up to
+   ``MERGE_AT``. Two authors of one paper are never merged, now or later.
+5. Strings that name no person ("ATLAS Collaboration", "et al.") link to no researcher.
 
 ``Rule.OLD`` keeps the previous rule for comparison (``python -m evals researchers --resolver old``):
 same folded name, joined on a shared co-author or a shared broad field.
@@ -406,11 +410,7 @@ def features(
         own = parsed.coauthor_key  # the paper's people include the author; so may the co-authors
         shared = len(people & known) - (own in people and own in known)
     venue = len(paper.venue & profile.venue) / len(paper.venue) if paper.venue and profile.venue else 0.0
-    aff = (
-        len(affiliation & profile.affiliation) / min(len(affiliation), len(profile.affiliation))
-        if affiliation and profile.affiliation
-        else 0.0
-    )
+    aff = affiliation_overlap(affiliation, profile.affiliation)
     topic = 0.0
     if paper.topic and profile.topic:
         topic = (paper.topic & profile.topic).bit_count() / (paper.topic_bits or paper.topic.bit_count())
@@ -436,11 +436,7 @@ def pair_features(a: Profile, b: Profile) -> tuple[float, ...]:
     own = small.parsed.coauthor_key
     shared = len(small.coauthors & large.coauthors) - (own in small.coauthors and own in large.coauthors)
     venue = len(small.venue & large.venue) / len(small.venue) if small.venue and large.venue else 0.0
-    aff = (
-        len(small.affiliation & large.affiliation) / min(len(small.affiliation), len(large.affiliation))
-        if small.affiliation and large.affiliation
-        else 0.0
-    )
+    aff = affiliation_overlap(small.affiliation, large.affiliation)
     topic = 0.0
     if small.topic and large.topic:
         topic = (small.topic & large.topic).bit_count() / small.topic.bit_count()
@@ -851,7 +847,7 @@ class ResearcherResolver:
             theirs = {field_of(c) for c in profile.categories}
             if fields and theirs and fields.isdisjoint(theirs):
                 continue
-            if printed and profile.affiliation and printed.isdisjoint(profile.affiliation):
+            if printed and profile.affiliation and not affiliation_overlap(printed, profile.affiliation):
                 continue
             if best is None or profile.papers > best.papers:
                 best = profile
@@ -887,7 +883,7 @@ class ResearcherResolver:
                 if (
                     w["known"] <= 0
                     and profile.venue.isdisjoint(other.venue)
-                    and profile.affiliation.isdisjoint(other.affiliation)
+                    and not affiliation_overlap(profile.affiliation, other.affiliation)
                     and (profile.topic & other.topic).bit_count() < needed * small.topic.bit_count()
                     and profile.coauthors & other.coauthors <= {small.parsed.coauthor_key}
                 ):
@@ -1018,13 +1014,26 @@ def _age(profile: Profile) -> tuple[int, int]:
 
 
 def affiliation_words(raw: str) -> frozenset[str]:
-    """The words of a printed affiliation that tell institutions apart, and the acronyms its
-    capitalised words make ("National Research Council Canada" is also "nrc", as printed elsewhere)."""
+    """The words of a printed affiliation that tell institutions apart, and (marked "^") the
+    acronyms its parts' capitalised words make: "National Research Council Canada" is also "^nrcc"
+    and "^nrc", which ``affiliation_overlap`` matches with a printed "NRC"."""
     words = {w for w in _VENUE_WORD.findall(raw.lower()) if w not in _AFFILIATION_STOP}
-    initials = "".join(w[0] for w in _CAPITALISED.findall(raw)).lower()
-    for size in range(3, min(len(initials), 5) + 1):
-        words.update(initials[i : i + size] for i in range(len(initials) - size + 1))
+    for part in raw.split(","):
+        initials = "".join(w[0] for w in _CAPITALISED.findall(part) if w != "The").lower()
+        words.update(f"^{a}" for a in (initials, initials[:-1]) if len(a) >= 3)
     return frozenset(words)
+
+
+def affiliation_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """The share of printed affiliation words in common, of the shorter; an acronym printed on one
+    side counts for the words it abbreviates on the other, never for two words abbreviated alike
+    (every "Department of Computer Science" makes "^dcs")."""
+    if not a or not b:
+        return 0.0
+    common = sum(w[0] != "^" for w in a & b)
+    common += sum(w[1:] in b for w in a if w[0] == "^") + sum(w[1:] in a for w in b if w[0] == "^")
+    shorter = min(sum(w[0] != "^" for w in a), sum(w[0] != "^" for w in b))
+    return min(common / shorter, 1.0) if shorter else 0.0
 
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+")

@@ -9,7 +9,13 @@ from pathlib import Path
 from catalog.name_counts import build, expected_namesakes
 from catalog.names import parse_name
 from evals.researchers import ceiling, load, scores
-from ingest.researchers import PaperEvidence, Profile, ResearcherResolver
+from ingest.researchers import (
+    PaperEvidence,
+    Profile,
+    ResearcherResolver,
+    affiliation_overlap,
+    affiliation_words,
+)
 
 
 def _resolve(
@@ -110,6 +116,18 @@ def test_a_rare_name_is_not_joined_across_printed_affiliations_that_share_no_wor
     nrc = saif("Ann Lee", "Emotion lexicons", "NRC")
     assert saif("Bob Stone", "Ethics sheets", "National Research Council Canada") is nrc  # its acronym
     assert saif("Eve Park", "Anxiety norms", "University of Oslo") is not nrc
+
+
+def test_a_printed_acronym_matches_the_words_it_abbreviates_and_only_those() -> None:
+    def overlap(a: str, b: str) -> float:
+        return affiliation_overlap(affiliation_words(a), affiliation_words(b))
+
+    assert overlap("NRC", "National Research Council Canada") == 1.0
+    assert overlap("Carnegie Mellon University", "CMU") == 1.0
+    assert overlap("HKUST", "The Hong Kong University of Science and Technology") == 1.0
+    # Both make "^dcs", an acronym nobody printed: the departments are not one institution.
+    assert overlap("Department of Computer Science, Stanford", "Department of Computer Science, Cornell") == 0
+    assert overlap("University of Turin", "Università di Torino") == 0  # other languages: not matched
 
 
 def test_two_researchers_are_merged_once_their_papers_together_link_them() -> None:
