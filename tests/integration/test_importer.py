@@ -335,6 +335,29 @@ def test_a_later_run_loads_the_researchers_each_batch_may_be_and_no_one_twice(
     assert by_paper["2404.00004"] == by_paper["2404.00005"] == by_paper["2404.00001"]
 
 
+def test_two_authors_of_one_paper_stay_two_researchers_in_later_runs(engine: Engine, tmp_path: Path) -> None:
+    # Each later paper fits both "Li Zhang"s equally (the same co-author): it joins one, and neither
+    # that paper's merge nor consolidation makes them one, also when a new run reloads them.
+    def rec(pid: str, authors: list[str]) -> dict[str, object]:
+        return {"id": pid, "title": "Parsing", "summary": "", "authors": authors, "categories": ["cs.CL"]}
+
+    first = [rec("2404.00001", ["Li Zhang", "Li Zhang", "Bo Chen"])]
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", first)))
+    later = [rec(f"2404.0000{i}", ["Li Zhang", "Bo Chen"]) for i in range(2, 5)]
+    Importer(engine, source="listings", batch_size=1).run(
+        listings.read(_write_jsonl(tmp_path / "2.jsonl", later))
+    )
+    with Session(engine) as s:
+        ids = s.execute(select(Researcher.id).where(Researcher.name_key == "li zhang")).scalars().all()
+        on_first = s.execute(
+            select(Authorship.researcher_id)
+            .join(Paper)
+            .where(Paper.arxiv_id == "2404.00001", Authorship.position < 2)
+        ).scalars()
+        assert len(ids) == 2 and sorted(on_first) == sorted(ids)
+    assert _count(engine, ResearcherChange) == 0
+
+
 def test_demo_pdf_records_keep_affiliations(engine: Engine, shared_data: Path) -> None:
     summary = Importer(engine, source="kaggle").run(kaggle.read(shared_data / "pdfs" / "papers.jsonl"))
     assert (summary.added, summary.failed) == (35, 0)
