@@ -404,55 +404,71 @@ def features(
     affiliation: frozenset[str],
 ) -> tuple[float, ...]:
     """The evidence that ``profile`` wrote this paper as the author ``parsed``."""
-    people, known = paper.people, profile.coauthors
-    shared = 0
-    if not people.isdisjoint(known):
-        own = parsed.coauthor_key  # the paper's people include the author; so may the co-authors
-        shared = len(people & known) - (own in people and own in known)
-    venue = len(paper.venue & profile.venue) / len(paper.venue) if paper.venue and profile.venue else 0.0
-    aff = affiliation_overlap(affiliation, profile.affiliation)
-    topic = 0.0
-    if paper.topic and profile.topic:
-        topic = (paper.topic & profile.topic).bit_count() / (paper.topic_bits or paper.topic.bit_count())
-        topic -= profile.topic.bit_count() / TOPIC_BITS
-    apart = 0.0
-    if paper.year is not None and profile.first_year is not None and profile.last_year is not None:
-        gap = max(profile.first_year - paper.year, paper.year - profile.last_year, 0)
-        apart = min(gap / 10, 2.0)
-    return (
-        math.log1p(max(shared, 0)),
-        float(not paper.categories.isdisjoint(profile.categories)),
-        venue,
-        aff,
-        topic,
-        apart,
-        math.log1p(max(len(known) - 1, 0)),
+    return _features(
+        profile,
+        parsed.coauthor_key,  # the paper's people include the author; so may the co-authors
+        paper.people,
+        paper.categories,
+        paper.venue,
+        affiliation,
+        paper.topic,
+        paper.topic_bits,
+        paper.year,
+        paper.year,
     )
 
 
 def pair_features(a: Profile, b: Profile) -> tuple[float, ...]:
     """``features`` of two researchers: the one of fewer papers read as one paper of the other."""
     small, large = (a, b) if a.papers <= b.papers else (b, a)  # ties: ``a`` is the smaller
-    own = small.parsed.coauthor_key
-    shared = len(small.coauthors & large.coauthors) - (own in small.coauthors and own in large.coauthors)
-    venue = len(small.venue & large.venue) / len(small.venue) if small.venue and large.venue else 0.0
-    aff = affiliation_overlap(small.affiliation, large.affiliation)
+    return _features(
+        large,
+        small.parsed.coauthor_key,
+        small.coauthors,
+        small.categories,
+        small.venue,
+        small.affiliation,
+        small.topic,
+        0,
+        small.first_year,
+        small.last_year,
+    )
+
+
+def _features(
+    profile: Profile,
+    own: str,
+    people: frozenset[str],
+    categories: frozenset[str],
+    venue_words: frozenset[str],
+    affiliation: frozenset[str],
+    topic_signature: int,
+    topic_bits: int,
+    first_year: int | None,
+    last_year: int | None,
+) -> tuple[float, ...]:
+    known = profile.coauthors
+    shared = 0
+    if not people.isdisjoint(known):
+        shared = len(people & known) - (own in people and own in known)
+    venue = len(venue_words & profile.venue) / len(venue_words) if venue_words and profile.venue else 0.0
     topic = 0.0
-    if small.topic and large.topic:
-        topic = (small.topic & large.topic).bit_count() / small.topic.bit_count()
-        topic -= large.topic.bit_count() / TOPIC_BITS
+    if topic_signature and profile.topic:
+        topic = (topic_signature & profile.topic).bit_count() / (topic_bits or topic_signature.bit_count())
+        topic -= profile.topic.bit_count() / TOPIC_BITS
     apart = 0.0
-    if None not in (small.first_year, small.last_year, large.first_year, large.last_year):
-        gap = max(large.first_year - small.last_year, small.first_year - large.last_year, 0)  # type: ignore[operator]
-        apart = min(gap / 10, 2.0)
+    if first_year is not None and last_year is not None:
+        first, last = profile.first_year, profile.last_year
+        if first is not None and last is not None:
+            apart = min(max(first - last_year, first_year - last, 0) / 10, 2.0)
     return (
         math.log1p(max(shared, 0)),
-        float(not small.categories.isdisjoint(large.categories)),
+        float(not categories.isdisjoint(profile.categories)),
         venue,
-        aff,
+        affiliation_overlap(affiliation, profile.affiliation),
         topic,
         apart,
-        math.log1p(max(len(large.coauthors) - 1, 0)),
+        math.log1p(max(len(known) - 1, 0)),
     )
 
 
