@@ -710,6 +710,7 @@ class ResearcherResolver:
                 if affiliations
                 else _EMPTY
             )
+            pool = _NONE
             if self.rule is Rule.OLD:
                 profile = self._old_rule(name, person, paper, taken)
             else:
@@ -727,7 +728,10 @@ class ResearcherResolver:
                 if profile.add(person, paper, printed):
                     self._unindex(profile)  # its name now files it elsewhere
                     self._index(profile)
-                self.grown[profile] = None
+                # Only a researcher with namesakes has anyone to be consolidated with (one founded
+                # later in the batch was compared with all of this one's evidence when it was founded).
+                if len(pool) > 1:
+                    self.grown[profile] = None
             taken.add(profile)
             chosen.append(profile)
         keys = [p.coauthor_key for p in parsed if p]
