@@ -350,7 +350,7 @@ def test_two_authors_of_one_paper_stay_two_researchers_in_later_runs(engine: Eng
     with Session(engine) as s:
         ids = s.execute(select(Researcher.id).where(Researcher.name_key == "li zhang")).scalars().all()
         on_first = s.execute(
-            select(Authorship.researcher_id)
+            select(func.coalesce(Authorship.researcher_id, 0))
             .join(Paper)
             .where(Paper.arxiv_id == "2404.00001", Authorship.position < 2)
         ).scalars()

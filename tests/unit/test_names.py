@@ -60,7 +60,8 @@ def test_hyphenated_initials_are_initials() -> None:
         person = parse_name(name)
         assert person is not None
         assert (person.given, person.first, person.coauthor_key) == (("j", "c"), "j", "martin j")
-    assert parse_name("Jean-Claude Martin").first == "jeanclaude"  # written out: one first name
+    written = parse_name("Jean-Claude Martin")
+    assert written is not None and written.first == "jeanclaude"  # written out: one first name
 
 
 def test_particles_and_double_barrelled_surnames_are_filed_under_the_last_word() -> None:
