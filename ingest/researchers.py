@@ -750,9 +750,14 @@ class ResearcherResolver:
                 self._apart.setdefault(b, set()).add(a)
 
     def _mergeable(self, a: Profile, b: Profile) -> bool:
-        """Whether the resolver may merge two researchers of agreeing names: not when enrichment
-        identified both (it decides those), nor when both wrote one paper."""
-        return not (a.identified and b.identified) and b not in self._apart.get(a, ())
+        """Whether the resolver may merge two researchers: their names agree, enrichment did not
+        identify both (it decides those), and they are not two authors of one paper."""
+        return (
+            a.parsed.surname == b.parsed.surname
+            and names_compatible(a.parsed, b.parsed)
+            and not (a.identified and b.identified)
+            and b not in self._apart.get(a, ())
+        )
 
     def _pool(self, person: ParsedName) -> tuple[list[Profile], bool]:
         """The profiles an author's candidates are drawn from, and whether none can appear twice."""
@@ -881,27 +886,19 @@ class ResearcherResolver:
         if self.rule is not Rule.EVIDENCE:
             return
         weights, bias, at = self.weights, self.bias, self._merge_z
-        # As in ``_candidates``, a pair without co-authors, venue or affiliation in common must share
-        # this much of the smaller topic to reach ``at`` (the score's bound; exact).
-        w = dict(zip(FEATURES, weights, strict=True))
-        needed = (at - bias - max(w["category"], 0.0)) / w["topic"] if w["topic"] > 0 else math.inf
+        # As in ``_candidates``: a pair without co-authors, venue or affiliation in common must share
+        # this much of the smaller topic to reach ``at`` (``_bound``; exact).
+        base, per_topic, per_known = self._bound
+        needed = (at - base) / per_topic if per_topic else math.inf
         for profile in grown:
             profile = profile.current
             pool, _once = self._pool(profile.parsed)
-            name = profile.parsed
             for other in dict.fromkeys(pool):
-                theirs = other.parsed
-                if (
-                    other is profile
-                    or other.merged_into is not None
-                    or theirs.surname != name.surname
-                    or not names_compatible(name, theirs)
-                    or not self._mergeable(profile, other)
-                ):
+                if other is profile or other.merged_into is not None or not self._mergeable(profile, other):
                     continue
                 small = profile if profile.papers <= other.papers else other  # as ``pair_features``
                 if (
-                    w["known"] <= 0
+                    not per_known
                     and profile.venue.isdisjoint(other.venue)
                     and not affiliation_overlap(profile.affiliation, other.affiliation)
                     and (profile.topic & other.topic).bit_count() < needed * small.topic.bit_count()
@@ -911,7 +908,6 @@ class ResearcherResolver:
                 f = pair_features(profile, other)
                 if bias + sum(map(operator.mul, weights, f)) >= at:
                     profile = self._merge(profile, other)
-                    name = profile.parsed
 
     def _index(self, profile: Profile) -> None:
         where = _filed_under(profile.parsed)
@@ -947,11 +943,7 @@ class ResearcherResolver:
             (s for s in scored if s[0] >= self._merge_z and s is not top), reverse=True
         ):
             other = candidates[i].profile
-            if (
-                other.parsed.surname == best.parsed.surname
-                and names_compatible(other.parsed, best.parsed)
-                and self._mergeable(other, best)
-            ):
+            if self._mergeable(other, best):
                 best = self._merge(best, other)
         return best
 
