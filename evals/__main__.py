@@ -9,7 +9,8 @@
 - ``researchers --file X.jsonl [--resolver NAME] [--fit] [--orders N]``: author disambiguation against
   gold persons (pairwise and B-cubed P/R/F1, all mentions and ambiguous names); ``--fit`` fits the
   resolver's model and prints grouped cross-validated figures; ``--orders N`` adds the spread over N
-  shuffled import orders; ``--resolver ceiling`` is the oracle upper bound of linking evidence.
+  shuffled import orders; ``--resolver ceiling`` is the oracle upper bound of linking evidence, and
+  ``--resolver ceiling-topic`` the same with its pieces also joined by topic at the best threshold.
 """
 
 from __future__ import annotations
@@ -260,10 +261,12 @@ def answers_command(path: Path, base_url: str | None, verbose: bool) -> None:
 )
 @click.option(
     "--resolver",
-    type=click.Choice(["all", *researchers.RESOLVERS]),
+    type=click.Choice(["all", *researchers.RESOLVERS, *researchers.ORACLES]),
     default="evidence",
     show_default=True,
-    help="evidence: the product's; old: the previous rule; the rest are baselines; all: every one.",
+    help="evidence: the product's; old: the previous rule; exact-name, coauthor-components: baselines;"
+    " ceiling: the oracle bound of linking evidence; ceiling-topic: its pieces also joined by topic"
+    " (embeds every abstract); all: every one but ceiling-topic.",
 )
 @click.option(
     "--fit", is_flag=True, help="Fit the model on this file; print weights and cross-validated figures."

@@ -19,13 +19,14 @@ import tempfile
 import time
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-from scipy.cluster.hierarchy import DisjointSet
+from scipy.cluster.hierarchy import DisjointSet, fcluster, linkage
+from scipy.spatial.distance import squareform
 from sqlalchemy import select
 
 from catalog.db import make_engine, migrate
@@ -52,6 +53,8 @@ from ingest.researchers import (
 from ingest.sources import generic
 
 RESOLVERS = ("evidence", "old", "exact-name", "coauthor-components", "ceiling")
+# Not in "all": it embeds every title and abstract with the bundled model (a minute or two a file).
+ORACLES = ("ceiling-topic",)
 Mention = tuple[str, int]  # (paper id, author position)
 FOLDS = 5
 
@@ -202,6 +205,57 @@ def ceiling(path: Path, gold: Gold) -> dict[Mention, Hashable]:
     return {m: ("ceiling", linked[i]) for i, (m, *_rest) in enumerate(seen)}
 
 
+# Cosine distances at which ``ceiling_topic`` tries joining the ceiling's pieces (0: join nothing).
+TOPIC_DISTANCES = tuple(round(0.05 * i, 2) for i in range(0, 17))
+
+Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+
+
+def ceiling_topic(path: Path, gold: Gold, embed: Embed) -> tuple[dict[Mention, Hashable], dict]:
+    """The ceiling's pieces joined by what their papers are about, with every threshold tried and the
+    best kept (another oracle: the threshold is chosen by the gold). Within each loose name key, the
+    pieces are clustered by average linkage over the cosine distance of the centroids of their papers'
+    title + abstract embeddings (the bundled embedder). It answers whether topic could bridge papers
+    of one person that no linking evidence joins: if no threshold beats the ceiling, it cannot."""
+    pieces: dict[Hashable, list[Mention]] = defaultdict(list)
+    for m, piece in ceiling(path, gold).items():
+        pieces[piece].append(m)
+    texts = {
+        r.arxiv_id: f"{r.title}. {r.abstract or ''}" for r in generic.read(path) if isinstance(r, PaperRecord)
+    }
+    ids = sorted({m[0] for m in gold.persons})
+    vectors = dict(zip(ids, np.asarray(embed([texts[i] for i in ids]), dtype=float), strict=True))
+    by_block: dict[str, list[list[Mention]]] = defaultdict(list)
+    for mentions in pieces.values():  # a piece of swapped spellings is filed under its first
+        by_block[gold.blocks[mentions[0]]].append(mentions)
+    curve, best = [], None
+    for distance in TOPIC_DISTANCES:
+        predicted: dict[Mention, Hashable] = {}
+        for block, groups in by_block.items():
+            labels = _topic_clusters([np.mean([vectors[m[0]] for m in g], axis=0) for g in groups], distance)
+            for group, label in zip(groups, labels, strict=True):
+                predicted.update(dict.fromkeys(group, (block, label)))
+        figures = report(predicted, gold)
+        curve.append(
+            {"distance": distance} | {k: figures[k]["bcubed"]["f1"] for k in ("all", "ambiguous_names")}
+        )
+        if (
+            best is None
+            or figures["ambiguous_names"]["bcubed"]["f1"] > best[1]["ambiguous_names"]["bcubed"]["f1"]
+        ):
+            best = (predicted, figures, distance)
+    assert best is not None
+    return best[0], {"best_distance": best[2], "curve": curve}
+
+
+def _topic_clusters(centroids: list[np.ndarray], distance: float) -> list[int]:
+    if len(centroids) == 1 or distance <= 0:
+        return list(range(len(centroids)))
+    unit = np.array([c / (np.linalg.norm(c) or 1.0) for c in centroids])
+    condensed = squareform(np.clip(1.0 - unit @ unit.T, 0.0, 2.0), checks=False)
+    return [int(x) for x in fcluster(linkage(condensed, method="average"), distance, criterion="distance")]
+
+
 def imported(path: Path, resolver: ResearcherResolver, batch_size: int = 1000) -> dict[Mention, Hashable]:
     """Import the file into a fresh temporary SQLite catalogue; each mention's researcher id."""
     with tempfile.TemporaryDirectory(prefix="wovepaper-researchers-") as tmp:
@@ -226,10 +280,20 @@ def run(
     order papers arrive in)."""
     gold = load(path)
     started = time.perf_counter()
-    predicted = _predict(path, gold, resolver, weights, bias)
+    oracle: dict = {}
+    if resolver == "ceiling-topic":
+        from retrieval.embedder import make_embedder
+        from settings import get_settings
+
+        predicted, oracle = ceiling_topic(path, gold, make_embedder(get_settings()).embed)
+    else:
+        predicted = _predict(path, gold, resolver, weights, bias)
     seconds = time.perf_counter() - started
     figures = (
-        {"file": path.name, "resolver": resolver} | report(predicted, gold) | {"seconds": round(seconds, 2)}
+        {"file": path.name, "resolver": resolver}
+        | report(predicted, gold)
+        | oracle
+        | {"seconds": round(seconds, 2)}
     )
     if orders and resolver in ("evidence", "old"):
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

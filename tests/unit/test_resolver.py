@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from catalog.name_counts import build, expected_namesakes
 from catalog.names import parse_name
-from evals.researchers import ceiling, load, scores
+from evals.researchers import ceiling, ceiling_topic, load, scores
 from ingest.researchers import (
     PaperEvidence,
     Profile,
@@ -229,3 +230,41 @@ def test_the_ceiling_joins_one_persons_linked_papers_and_never_two_persons(tmp_p
     assert predicted["g:3", 0] != predicted["g:1", 0]
     assert predicted["g:4", 0] not in {predicted["g:1", 0], predicted["g:3", 0]}
     assert scores(predicted, gold.persons, gold.persons)["bcubed"]["p"] == 1.0
+
+
+def test_the_topic_ceiling_joins_pieces_only_as_far_as_their_topics_and_the_gold_allow(
+    tmp_path: Path,
+) -> None:
+    def paper(pid: str, title: str, person: str, coauthor: str) -> dict[str, object]:
+        return {
+            "paper_id": pid,
+            "title": title,
+            "year": 2020,
+            "venue_or_categories": "Workshop",
+            "abstract": None,
+            "authors": [{"name": "Wei Wang", "person": person}, {"name": coauthor, "person": None}],
+        }
+
+    rows = [
+        paper("g:1", "Galaxy dust", "A", "Ann Lee"),
+        paper("g:2", "Galaxy clusters", "A", "Bob Stone"),  # A, linked to g:1 by topic only
+        paper("g:3", "Parsing", "B", "Cat Dunn"),
+    ]
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] if "Galaxy" in t else [0.0, 1.0] for t in texts]
+
+    def oracle(rows: list[dict[str, object]]) -> tuple[dict[str, int], float]:
+        path = tmp_path / "gold.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        gold = load(path)
+        predicted, figures = ceiling_topic(path, gold, embed)
+        ids = {c: i for i, c in enumerate(dict.fromkeys(predicted[m] for m in sorted(gold.persons)))}
+        return {m[0]: ids[predicted[m]] for m in gold.persons}, figures["best_distance"]
+
+    clusters, distance = oracle(rows)
+    assert distance > 0 and clusters["g:1"] == clusters["g:2"] != clusters["g:3"]
+    # Another person writing on A's topic: joining by topic would join them, so the best is the
+    # ceiling itself (distance 0), as on the ACL gold.
+    clusters, distance = oracle([*rows, paper("g:4", "Galaxy surveys", "C", "Dan Ross")])
+    assert distance == 0.0 and len(set(clusters.values())) == 4
