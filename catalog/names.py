@@ -81,9 +81,8 @@ class ParsedName:
         "given",
         "joined",
         "key",
-        "lookups",
         "surname",
-        "swapped_block",
+        "two_words",
     )
 
     def __init__(self, surname: str, given: tuple[str, ...], key: str = "", first: str = "") -> None:
@@ -93,24 +92,15 @@ class ParsedName:
         self.first = first = first or (given[0] if given else "")
         self.full = full = sum(len(g) > 1 for g in given)  # how many given names are written out
         # Several written-out given names run together ("Jian-Feng" → "jianfeng").
-        self.joined = joined = "".join(given) if full > 1 and full == len(given) else ""
+        self.joined = "".join(given) if full > 1 and full == len(given) else ""
         # The loose key researchers are looked up by: surname and first initial ("liu y").
         self.block = f"{surname} {given[0][0]}" if given else surname
-        # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
-        # names are printed both ways), when the name is exactly two written-out words; else "".
-        two_words = len(given) == 1 and full == 1 and " " not in surname
-        self.swapped_block = f"{given[0]} {surname[0]}" if two_words else ""
+        # Exactly two written-out words: East Asian names are printed in both orders (``swapped_block``).
+        self.two_words = len(given) == 1 and full == 1 and " " not in surname
         # How a co-author is recognised: surname and first given name as written ("liu yang", "yu
         # weijie"): an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys
         # would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
         self.coauthor_key = f"{surname} {first}" if first else surname
-        # Where in its block a researcher of this name may be filed (ingest.researchers): under the
-        # written-out first name, its initial, no given name, or the given names run together;
-        # empty for an initial (or no given name), which may be anyone of the block.
-        head = given[0] if given else ""
-        self.lookups = (
-            ((head, head[0], "", joined) if joined else (head, head[0], "")) if len(head) > 1 else ()
-        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ParsedName):
@@ -123,12 +113,31 @@ class ParsedName:
     def __repr__(self) -> str:
         return f"ParsedName({self.surname!r}, {self.given!r})"
 
+    # Derived on demand, not stored: an import keeps one parsed name per distinct author string.
+    @property
+    def swapped_block(self) -> str:
+        """The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang"), "" unless
+        the name is exactly two written-out words."""
+        return f"{self.given[0]} {self.surname[0]}" if self.two_words else ""
+
+    @property
+    def lookups(self) -> tuple[str, ...]:
+        """Where in its block a researcher of this name may be filed (ingest.researchers): under the
+        written-out first name, its initial, no given name, or the given names run together; empty
+        for an initial (or no given name), which may be anyone of the block."""
+        head = self.given[0] if self.given else ""
+        if len(head) < 2:
+            return ()
+        return (head, head[0], "", self.joined) if self.joined else (head, head[0], "")
+
     def is_swap_of(self, other: ParsedName) -> bool:
         """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""
-        return bool(self.swapped_block) and other.given == (self.surname,) and other.surname == self.given[0]
+        return self.two_words and other.given == (self.surname,) and other.surname == self.given[0]
 
 
-@lru_cache(maxsize=200_000)
+# Small: an import keeps its own table of every author string it parsed (``ingest.importer``); this
+# one serves the resolver's reloads and the pages (a 200k-entry cache cost ~40 MB at 75k papers).
+@lru_cache(maxsize=16_384)
 def parse_name(name: str) -> ParsedName | None:
     """``"Nancy F. Chen"`` → surname ``chen``, given ``("nancy", "f")``; None when not a person.
 

@@ -23,14 +23,13 @@ from typing import TypeVar, cast
 from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, select, text, update
 
 from catalog.models import Affiliation, Authorship, Base, Paper, PaperCategory, PaperVersion, Researcher
-from catalog.names import ParsedName, display_name, parse_name
+from catalog.names import display_name
 from ingest.records import PaperRecord, RecordError
 from ingest.researchers import Profile, ResearcherResolver, evidence_of, merge_in_catalogue, respell
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _IN_CHUNK = 500
-_MAX_CACHED_NAMES = 500_000
 _VERSION_SUFFIX = re.compile(r"(v\d+)?")
 
 
@@ -78,7 +77,6 @@ class Importer:
         self.resolver = resolver or ResearcherResolver()
         self.summary = Summary()  # what the current (or last) run has imported so far
         self._hashes: dict[str, str] = {}
-        self._names: dict[str, ParsedName | None] = {}  # author string -> its parsed name
         self._batch_started = _now()
 
     def run(self, items: Iterable[PaperRecord | RecordError]) -> Summary:
@@ -221,15 +219,8 @@ class Importer:
         self._write_authorships(conn, [(pid, r) for pid, r in papers if pid in authors_changed])
 
     def _write_authorships(self, conn: Connection, papers: list[tuple[int, PaperRecord]]) -> None:
-        # Parsing a name costs ~10 us and the same names recur (177k distinct of 433k in the 75k
-        # listings): remember them, which also makes every occurrence share one parsed value.
-        cache = self._names
-        if len(cache) > _MAX_CACHED_NAMES:
-            cache.clear()
-        parsed = [
-            (pid, r, [cache[a] if a in cache else cache.setdefault(a, parse_name(a)) for a in r.authors])
-            for pid, r in papers
-        ]
+        parse = self.resolver.parse
+        parsed = [(pid, r, [parse(a) for a in r.authors]) for pid, r in papers]
         self.resolver.prefetch(conn, (n for _, _, names in parsed for n in names if n))
         resolved: list[tuple[int, PaperRecord, list[Profile | None]]] = [
             (pid, r, self.resolver.resolve_paper(r.authors, names, evidence_of(r, names), r.affiliations))

@@ -61,6 +61,8 @@ from catalog.names import (
 )
 from ingest.records import PaperRecord
 
+# Distinct author strings the resolver keeps parsed (``ResearcherResolver.parse``).
+MAX_REMEMBERED_NAMES = 500_000
 # Co-author evidence is recorded for papers up to this many authors: a 300-author collaboration
 # would add 90,000 pairs and says little about who is who.
 MAX_COAUTHOR_EVIDENCE = 50
@@ -201,8 +203,11 @@ class _WordBits(dict[str, int]):
         if len(self) > 500_000:  # bounded: a long import meets ever more rare tokens
             self.clear()
         word = token if _WORD.fullmatch(token) and token not in _STOP else ""
-        bit = self[token] = 1 << (zlib.crc32(word[:6].encode()) % TOPIC_BITS) if word else 0
+        bit = self[token] = _BIT[zlib.crc32(word[:6].encode()) % TOPIC_BITS] if word else 0
         return bit
+
+
+_BIT = [1 << i for i in range(TOPIC_BITS)]  # one int per bit, shared by every word that sets it
 
 
 _BITS = _WordBits()
@@ -218,9 +223,16 @@ def topic_signature(text: str) -> int:
 
 # Evidence sets are shared wherever they can be: every empty one is this one (an empty frozenset
 # costs 216 bytes, and most arXiv authors have no printed affiliation and most papers no venue), a
-# researcher of one paper holds the paper's own sets, and papers share equal category sets.
+# researcher of one paper holds the paper's own sets, and papers and researchers share equal
+# category sets.
 _EMPTY: frozenset[str] = frozenset()
 _CATEGORY_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+# A researcher's co-authors: the paper's own frozenset for a researcher of one paper; once papers
+# add up, a tuple (a fifth of a frozenset's memory: the co-author sets were the resolver's largest
+# cost at 75k papers), a frozenset again past ``PEOPLE_AS_SET_FROM`` (fast tests for the prolific).
+People = frozenset[str] | tuple[str, ...]
+PEOPLE_AS_SET_FROM = 64
 
 
 def _shared(words: frozenset[str]) -> frozenset[str]:
@@ -233,11 +245,39 @@ def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
     return held | more if held else more
 
 
+def _union_people(held: People, more: People) -> People:
+    if not more:
+        return held
+    if not held:
+        return more
+    new = (more if isinstance(more, frozenset) else frozenset(more)).difference(held)
+    if not new:
+        return held
+    people = (*held, *new)
+    return frozenset(people) if len(people) >= PEOPLE_AS_SET_FROM else people
+
+
+def _common(a: People, b: People) -> frozenset[str]:
+    """The co-authors two sets of people share (either may be a tuple)."""
+    if isinstance(a, frozenset):
+        return a.intersection(b)
+    return b.intersection(a) if isinstance(b, frozenset) else frozenset(a).intersection(b)
+
+
 def _categories(categories: Iterable[str]) -> frozenset[str]:
     held = frozenset(categories)
+    return _one_category_set(held) if held else _EMPTY
+
+
+def _union_categories(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
+    union = _union(held, more)
+    return union if union is held or union is more else _one_category_set(union)
+
+
+def _one_category_set(categories: frozenset[str]) -> frozenset[str]:
     if len(_CATEGORY_SETS) > 100_000:
         _CATEGORY_SETS.clear()
-    return _CATEGORY_SETS.setdefault(held, held) if held else _EMPTY
+    return _CATEGORY_SETS.setdefault(categories, categories)
 
 
 def venue_words(venue: str | None) -> frozenset[str]:
@@ -306,7 +346,7 @@ class Profile:
     parsed: ParsedName  # the most written-out form seen (a candidate's name must agree with it)
     # Evidence as frozensets: a researcher of one paper shares the paper's own sets (most of a large
     # catalogue's researchers have one paper: no copies). Co-authors may include the person's own key.
-    coauthors: frozenset[str] = _EMPTY
+    coauthors: People = _EMPTY
     categories: frozenset[str] = _EMPTY
     venue: frozenset[str] = _EMPTY
     affiliation: frozenset[str] = _EMPTY
@@ -317,7 +357,7 @@ class Profile:
     merged_into: Profile | None = None  # set when the resolver joined this researcher to another
     born: int = 0  # creation order in this run, for profiles without an id yet
     identified: bool = False  # carries an ORCID / OpenAlex / Semantic Scholar id (enrichment's)
-    indexed: tuple[str, tuple[str, ...]] = ("", ())  # where the resolver's index holds it
+    indexed: ParsedName | None = None  # the name the resolver's index files it under
 
     @property
     def block(self) -> str:
@@ -356,8 +396,8 @@ class Profile:
         """Take over ``other``'s evidence (``other`` is merged into this one)."""
         if other.parsed.full > self.parsed.full:
             self.parsed = other.parsed
-        self.coauthors = _union(self.coauthors, other.coauthors)
-        self.categories = _union(self.categories, other.categories)
+        self.coauthors = _union_people(self.coauthors, other.coauthors)
+        self.categories = _union_categories(self.categories, other.categories)
         self.venue = _union(self.venue, other.venue)
         self.affiliation = _union(self.affiliation, other.affiliation)
         self.topic = self.topic | other.topic if self.topic else other.topic
@@ -373,8 +413,8 @@ class Profile:
         )
         if renamed:
             self.parsed = parsed
-        self.coauthors = _union(self.coauthors, paper.people)
-        self.categories = _union(self.categories, paper.categories)
+        self.coauthors = _union_people(self.coauthors, paper.people)
+        self.categories = _union_categories(self.categories, paper.categories)
         self.venue = _union(self.venue, paper.venue)
         self.affiliation = _union(self.affiliation, affiliation)
         if paper.topic & ~self.topic:  # a new int only when bits are added (else shared or kept)
@@ -438,7 +478,7 @@ def pair_features(a: Profile, b: Profile) -> tuple[float, ...]:
 def _features(
     profile: Profile,
     own: str,
-    people: frozenset[str],
+    people: People,
     categories: frozenset[str],
     venue_words: frozenset[str],
     affiliation: frozenset[str],
@@ -447,10 +487,8 @@ def _features(
     first_year: int | None,
     last_year: int | None,
 ) -> tuple[float, ...]:
-    known = profile.coauthors
-    shared = 0
-    if not people.isdisjoint(known):
-        shared = len(people & known) - (own in people and own in known)
+    common = _common(people, profile.coauthors)
+    shared = len(common) - (own in common)
     venue = len(venue_words & profile.venue) / len(venue_words) if venue_words and profile.venue else 0.0
     topic = 0.0
     if topic_signature and profile.topic:
@@ -468,7 +506,7 @@ def _features(
         affiliation_overlap(affiliation, profile.affiliation),
         topic,
         apart,
-        math.log1p(max(len(known) - 1, 0)),
+        math.log1p(max(len(profile.coauthors) - 1, 0)),
     )
 
 
@@ -543,6 +581,7 @@ class ResearcherResolver:
             max(w["known"], 0.0),
         )
         self._born = 0
+        self._names: dict[str, ParsedName | None] = {}  # author string → its parsed name (``parse``)
         # Researchers that gained a paper since ``consolidate`` last ran (insertion-ordered).
         self.grown: dict[Profile, None] = {}
         # Researchers that are two authors of one paper ("Li Zhang" and "Li Zhang"): never merged.
@@ -553,6 +592,17 @@ class ResearcherResolver:
         self.decide: Decide = self._best
         # The rare-name prior (``_same_rare_name``); the evals turn it off to fit the model.
         self.rare_names = rule is Rule.EVIDENCE
+
+    def parse(self, name: str) -> ParsedName | None:
+        """``parse_name``, remembered: a name costs ~10 us to parse and the same names recur (177k
+        distinct of 433k in the 75k listings; a reload replays every co-author of its papers), and
+        every occurrence then shares one parsed value."""
+        names = self._names
+        if name in names:
+            return names[name]
+        if len(names) >= MAX_REMEMBERED_NAMES:
+            names.clear()
+        return names.setdefault(name, parse_name(name))
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -565,7 +615,7 @@ class ResearcherResolver:
         loaded, everything = self._loaded, self.rule is Rule.OLD
         for person in names:
             if loaded.get(person.block, ()) is None and (
-                not person.swapped_block or loaded.get(person.swapped_block, ()) is None
+                not person.two_words or loaded.get(person.swapped_block, ()) is None
             ):
                 continue  # all of its blocks are in memory already
             for block, keys in _wanted(person, whole=everything):
@@ -611,10 +661,11 @@ class ResearcherResolver:
             rows = conn.exec_driver_sql(f"{select_sql} IN ({marks})", tuple(blocks)).all()
         # Researchers already in memory (loaded before, or created by this run) are not loaded twice.
         held = {p.id for block in blocks for filed in self._by_block[block].values() for p in filed}
+        parse = self.parse
         profiles: dict[int, Profile] = {}
         partly = set()  # blocks of which some researchers stay in the catalogue only
         for rid, name, key, block, identified in rows:
-            parsed = parse_name(name) or ParsedName(block, ())
+            parsed = parse(name) or ParsedName(block, ())
             keys = wanted.get(block)
             if rid in held:
                 continue
@@ -638,7 +689,7 @@ class ResearcherResolver:
                 if rid is None:
                     continue
                 papers[pid].append((rid, position))
-                if (spelled := parse_name(name)) is not None and spelled.full > profiles[rid].parsed.full:
+                if (spelled := parse(name)) is not None and spelled.full > profiles[rid].parsed.full:
                     profiles[rid].parsed = spelled
         authors: dict[int, list[str]] = defaultdict(list)
         categories: dict[int, list[str]] = defaultdict(list)
@@ -675,7 +726,7 @@ class ResearcherResolver:
             ).all()
         for pid, title, abstract, journal, day in rows:
             paper = PaperEvidence.of(
-                [parse_name(a) for a in authors[pid]],
+                [parse(a) for a in authors[pid]],
                 categories[pid],
                 journal,
                 day.year if day else None,
@@ -762,7 +813,7 @@ class ResearcherResolver:
     def _pool(self, person: ParsedName) -> tuple[list[Profile], bool]:
         """The profiles an author's candidates are drawn from, and whether none can appear twice."""
         filed = self._by_block.get(person.block)
-        if not filed and not person.swapped_block:
+        if not filed and not person.two_words:
             return _NONE, True
         pool: list[Profile] = []
         lookups = person.lookups
@@ -829,7 +880,7 @@ class ResearcherResolver:
                 and not (
                     (
                         not people.isdisjoint(known := p.coauthors)
-                        and (own not in known or len(people & known) > 1)
+                        and (own not in known or len(people.intersection(known)) > 1)
                     )
                     or (more_than_topic and ((paper.venue and p.venue) or (printed and p.affiliation)))
                 )
@@ -902,7 +953,7 @@ class ResearcherResolver:
                     and profile.venue.isdisjoint(other.venue)
                     and not affiliation_overlap(profile.affiliation, other.affiliation)
                     and (profile.topic & other.topic).bit_count() < needed * small.topic.bit_count()
-                    and profile.coauthors & other.coauthors <= {small.parsed.coauthor_key}
+                    and _common(profile.coauthors, other.coauthors) <= {small.parsed.coauthor_key}
                 ):
                     continue
                 f = pair_features(profile, other)
@@ -910,20 +961,18 @@ class ResearcherResolver:
                     profile = self._merge(profile, other)
 
     def _index(self, profile: Profile) -> None:
-        where = _filed_under(profile.parsed)
-        profile.indexed = (profile.block, where)
-        filed = self._by_block.setdefault(profile.block, {})
-        for name in where:
+        profile.indexed = parsed = profile.parsed
+        filed = self._by_block.setdefault(parsed.block, {})
+        for name in _filed_under(parsed):
             filed.setdefault(name, []).append(profile)
 
     def _unindex(self, profile: Profile) -> None:
-        block, where = profile.indexed
-        filed = self._by_block.get(block)
-        for name in where if filed else ():
+        indexed, profile.indexed = profile.indexed, None
+        filed = self._by_block.get(indexed.block) if indexed else None
+        for name in _filed_under(indexed) if indexed and filed else ():
             held = filed.get(name) if filed else None
             if held and profile in held:
                 held.remove(profile)
-        profile.indexed = ("", ())
 
     def _best(self, _position: int, candidates: Sequence[Candidate], merge: bool = True) -> Profile | None:
         """The most likely candidate if likely enough. Every other candidate that is as likely and
@@ -955,7 +1004,7 @@ class ResearcherResolver:
             self._apart[other].add(keep)
             self._apart.setdefault(keep, set()).add(other)
         self._unindex(gone)
-        if keep.indexed != (keep.block, _filed_under(keep.parsed)):
+        if keep.indexed is None or _place(keep.indexed) != _place(keep.parsed):
             self._unindex(keep)
             self._index(keep)
         self.merges.append((keep, gone))
@@ -973,9 +1022,8 @@ class ResearcherResolver:
             if profile.key != key or profile in taken:
                 continue
             own = person.coauthor_key
-            shared = len(paper.people & profile.coauthors) - (
-                own in paper.people and own in profile.coauthors
-            )
+            common = paper.people.intersection(profile.coauthors)
+            shared = len(common) - (own in common)
             theirs = {field_of(c) for c in profile.categories}
             fields_agree = not fields or not theirs or not fields.isdisjoint(theirs)
             if shared <= 0 and not fields_agree:
@@ -1016,6 +1064,10 @@ def _filed_under(name: ParsedName) -> tuple[str, ...]:
     """Where a researcher of this name is filed in its block (see ``ResearcherResolver._by_block``)."""
     first = name.given[0] if name.given else ""
     return (first, name.joined) if name.joined else (first,)
+
+
+def _place(name: ParsedName) -> tuple[str, tuple[str, ...]]:
+    return name.block, _filed_under(name)
 
 
 def _age(profile: Profile) -> tuple[int, int]:

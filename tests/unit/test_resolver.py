@@ -11,6 +11,7 @@ from catalog.name_counts import build, expected_namesakes
 from catalog.names import parse_name
 from evals.researchers import ceiling, ceiling_topic, load, scores
 from ingest.researchers import (
+    PEOPLE_AS_SET_FROM,
     PaperEvidence,
     Profile,
     ResearcherResolver,
@@ -268,3 +269,20 @@ def test_the_topic_ceiling_joins_pieces_only_as_far_as_their_topics_and_the_gold
     # ceiling itself (distance 0), as on the ACL gold.
     clusters, distance = oracle([*rows, paper("g:4", "Galaxy surveys", "C", "Dan Ross")])
     assert distance == 0.0 and len(set(clusters.values())) == 4
+
+
+def test_a_prolific_researchers_coauthors_are_evidence_however_they_are_stored() -> None:
+    # A researcher's co-authors are kept as a tuple, then as a frozenset past PEOPLE_AS_SET_FROM:
+    # a shared co-author is found either way, from the first paper's to the last's.
+    r = ResearcherResolver()
+    first = _resolve(r, ["Wei Zhang", "Ann Lee"], "Sparse attention", ["cs.CL"], 2015)[0]
+    for i in range(PEOPLE_AS_SET_FROM + 5):
+        again = _resolve(r, ["Wei Zhang", "Ann Lee", f"Co Author{i}"], f"Paper {i}", ["cs.CL"], 2016)[0]
+        assert again is first
+        assert isinstance(first.coauthors, tuple if i < PEOPLE_AS_SET_FROM - 3 else frozenset)
+    # Two of the first co-authors (kept while it was a tuple), on a paper of another topic.
+    later = _resolve(r, ["Wei Zhang", "Co Author0", "Co Author1"], "Galaxy dust", ["cs.CL"], 2017)[0]
+    assert later is first
+    assert len(first.coauthors) == PEOPLE_AS_SET_FROM + 7  # Ann Lee, the author's own key, 69 more
+    stranger = _resolve(r, ["Wei Zhang", "Bob Stone"], "Protein folding", ["q-bio.BM"], 2017)[0]
+    assert stranger is not first
