@@ -9,18 +9,23 @@ from functools import lru_cache
 
 from nameparser import HumanName
 
+from catalog.text import transliterate
+
 _NON_WORD = re.compile(r"[^\w]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _NOT_A_PERSON = re.compile(r"\b(collaboration|consortium|team|group|et al|and others)\b", re.I)
 
 
 def fold(text: str) -> str:
-    """Lower-case ASCII-ish words: accents stripped, punctuation to spaces, spaces collapsed."""
+    """Lower-case ASCII words: accents stripped, other letters transliterated ("Søgaard" and
+    "Sogaard", "Łukasz" and "Lukasz" fold alike), punctuation to spaces, spaces collapsed."""
     if text.isascii():
         stripped = text
     else:
         decomposed = unicodedata.normalize("NFKD", text)
         stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+        if not stripped.isascii():  # letters without a decomposition ("ø", "ł", "æ"), other scripts
+            stripped = transliterate(stripped)
     return " ".join(_NON_WORD.sub(" ", stripped.casefold()).replace("_", " ").split())
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Generic, TypeVar
 
-from anyascii import anyascii
 from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
@@ -31,6 +30,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import display_name, fold, person_key
+from catalog.text import transliterate
 
 T = TypeVar("T")
 
@@ -49,7 +49,7 @@ def slugify(text: str, limit: int = 80) -> str:
 
     Letters are transliterated, not dropped ("Łukasz" → "lukasz", "Zürich" → "zurich"); a stale slug
     only costs a 301 to the canonical URL."""
-    slug = _SLUG.sub("-", anyascii(text).lower()).strip("-")
+    slug = _SLUG.sub("-", transliterate(text).lower()).strip("-")
     return slug[:limit].rstrip("-") or "untitled"
 
 

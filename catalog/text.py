@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import re
 
+from anyascii import anyascii
+
 _UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 def scrub(text: str) -> str:
     """Remove NUL bytes, lone surrogates and control characters; keep newlines and tabs."""
     return _UNSAFE.sub("", text)
+
+
+def transliterate(text: str) -> str:
+    """Latin letters for every letter: "Łukasz" → "Lukasz", "Søgaard" → "Sogaard", "Иван" → "Ivan"."""
+    return anyascii(text)
 
 
 def clean_text(text: str) -> str:

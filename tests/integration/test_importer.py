@@ -17,6 +17,7 @@ from accounts.models import Follow, Person
 from catalog.db import alembic_config, make_engine, migrate
 from catalog.enrichment import ResearcherChange, surviving_researcher_id
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, PaperVersion, Researcher
+from catalog.names import parse_name
 from ingest.importer import Importer
 from ingest.records import RecordError
 from ingest.sources import kaggle, listings
@@ -446,3 +447,48 @@ def test_migration_0009_refiles_block_keys_of_researchers_already_in_the_catalog
         blocks: dict[int, str] = dict(conn.execute(text("SELECT id, block_key FROM researchers")).all())
     engine.dispose()
     assert blocks == {1: "beethoven l", 2: "liu y"}
+
+
+def test_migration_0010_refiles_transliterated_keys_of_researchers_and_institutions(tmp_path: Path) -> None:
+    # Before 0010 "ø" and "ł" survived folding: "Anders Søgaard" was filed under "søgaard a", where a
+    # new paper by "Anders Sogaard" ("sogaard a") never looks, and a printed "Lodz" missed "Łódź".
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    command.upgrade(alembic_config(engine), "0009_refile_researcher_blocks")
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO researchers (id, display_name, name_key, block_key, created_at)"
+                " VALUES (1, 'Anders Søgaard', 'anders søgaard', 'søgaard a', :now),"
+                " (2, 'Yang Liu', 'yang liu', 'liu y', :now)"
+            ),
+            {"now": dt.datetime(2026, 1, 1)},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO institutions (id, name, aliases, acronyms, types, links, created_at)"
+                " VALUES (1, 'Lodz University of Technology', '[]', '[]', '[]', '{}', :now)"
+            ),
+            {"now": dt.datetime(2026, 1, 1)},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO institution_names (institution_id, name_key, kind) VALUES"
+                " (1, 'lodz university of technology', 'name'),"
+                " (1, 'politechnika łodzka', 'label'), (1, 'łodz university of technology', 'alias')"
+            )
+        )
+    migrate(engine)
+    with engine.connect() as conn:
+        researchers = {
+            rid: (key, block)
+            for rid, key, block in conn.execute(text("SELECT id, name_key, block_key FROM researchers"))
+        }
+        names = sorted(conn.execute(text("SELECT name_key, kind FROM institution_names")).all())
+    engine.dispose()
+    assert researchers == {1: ("anders sogaard", "sogaard a"), 2: ("yang liu", "liu y")}
+    assert [tuple(n) for n in names] == [
+        ("lodz university of technology", "name"),
+        ("politechnika lodzka", "label"),
+    ]
+    sogaard = parse_name("Anders Sogaard")
+    assert sogaard is not None and sogaard.block == researchers[1][1]  # where new papers look

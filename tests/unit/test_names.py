@@ -7,6 +7,16 @@ def test_person_key_folds_accents_case_and_punctuation_but_not_initials() -> Non
     assert person_key("ATLAS Collaboration") is None
 
 
+def test_letters_without_an_accent_to_strip_are_transliterated() -> None:
+    # "ø", "ł", "ı" and other scripts have no decomposition: they were kept, and so "Søgaard" was
+    # another block than "Sogaard", never compared.
+    assert person_key("Anders Søgaard") == person_key("Anders Sogaard") == "anders sogaard"
+    assert person_key("Łukasz Kaiser") == "lukasz kaiser"
+    assert person_key("Barış Yılmaz") == "baris yilmaz"
+    assert person_key("Иван Петров") == "ivan petrov"
+    assert {parse_name(n).block for n in ("Anders Søgaard", "A. Sogaard")} == {"sogaard a"}  # type: ignore[union-attr]
+
+
 def test_preferred_spelling_is_the_most_complete_then_the_most_frequent() -> None:
     assert preferred_spelling({"Christopher Re": 9, "Christopher Ré": 1}) == "Christopher Ré"
     assert preferred_spelling({"D. P. Kingma": 20, "Diederik P. Kingma": 2}) == "Diederik P. Kingma"
