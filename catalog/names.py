@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from nameparser import HumanName
 
@@ -70,6 +72,16 @@ def from_parsed(last: str, first: str, suffix: str = "") -> str:
 # particle ("van der Berg"), a suffix ("Jr.", "III") or a title ("Dr."). Only these go to nameparser
 # (~300 us a name, too slow for the 177k distinct names of a 75k import).
 _UNUSUAL = re.compile(r",|\b(?:[a-z]{1,3}|[JS]r\.?|I{2,3}|IV|Dr\.?|Prof\.?)(?:\s|$)")
+# Umlauts have two ASCII spellings: "Schütze" is printed "Schutze" (as it folds) and "Schuetze".
+_UMLAUTS = frozenset("äöüøÄÖÜØ")
+_WITH_E = str.maketrans(
+    {"ä": "ae", "ö": "oe", "ü": "ue", "ø": "oe", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "Ø": "Oe"}
+)
+# An "e" after a, o or u that may stand for an umlaut: "schuetze" may be "schütze" ("bauer" may not).
+_DIGRAPH = re.compile(r"(?<![aeiou])([aou])e(?=[^aeiouy])")
+
+
+_LOOKUPS: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per first name (``ParsedName.lookups``)
 
 
 class ParsedName:
@@ -86,12 +98,27 @@ class ParsedName:
         "given",
         "joined",
         "key",
+        "lookups",
         "surname",
-        "two_words",
+        "swapped_block",
+        "umlaut",
+        "variant",
     )
 
-    def __init__(self, surname: str, given: tuple[str, ...], key: str = "", first: str = "") -> None:
+    def __init__(
+        self,
+        surname: str,
+        given: tuple[str, ...],
+        key: str = "",
+        first: str = "",
+        *,
+        variant: str = "",
+        umlaut: bool = False,
+    ) -> None:
         self.surname, self.given = surname, given
+        # The surname's other ASCII spelling: "schuetze" for a printed "Schütze" (``umlaut``), or the
+        # umlaut's folded form "schutze" for a printed "Schuetze" (which may be "Schütze"); else "".
+        self.variant, self.umlaut = variant, umlaut
         self.key = key  # person_key of the whole name as written
         # The first given name as written, hyphens closed up ("Wei-jie" → "weijie").
         self.first = first = first or (given[0] if given else "")
@@ -100,12 +127,23 @@ class ParsedName:
         self.joined = "".join(given) if full > 1 and full == len(given) else ""
         # The loose key researchers are looked up by: surname and first initial ("liu y").
         self.block = f"{surname} {given[0][0]}" if given else surname
-        # Exactly two written-out words: East Asian names are printed in both orders (``swapped_block``).
-        self.two_words = len(given) == 1 and full == 1 and " " not in surname
+        # The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang": East Asian
+        # names are printed both ways), when the name is exactly two written-out words; else "".
+        # Shared between names, as ``lookups``: an import keeps one parsed name per author string.
+        two_words = len(given) == 1 and full == 1 and " " not in surname
+        self.swapped_block = sys.intern(f"{given[0]} {surname[0]}") if two_words else ""
         # How a co-author is recognised: surname and first given name as written ("liu yang", "yu
         # weijie"): an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys
         # would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
         self.coauthor_key = f"{surname} {first}" if first else surname
+        # Where in its block a researcher of this name may be filed (ingest.researchers): under the
+        # written-out first name, its initial, no given name, or the given names run together;
+        # empty for an initial (or no given name), which may be anyone of the block.
+        head = given[0] if given else ""
+        self.lookups: tuple[str, ...] = ()
+        if len(head) > 1:
+            lookups = (head, head[0], "", self.joined) if self.joined else (head, head[0], "")
+            self.lookups = _LOOKUPS.setdefault(lookups, lookups)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ParsedName):
@@ -118,26 +156,17 @@ class ParsedName:
     def __repr__(self) -> str:
         return f"ParsedName({self.surname!r}, {self.given!r})"
 
-    # Derived on demand, not stored: an import keeps one parsed name per distinct author string.
     @property
-    def swapped_block(self) -> str:
-        """The block of the same two words in the other order ("Zhang Jun" / "Jun Zhang"), "" unless
-        the name is exactly two written-out words."""
-        return f"{self.given[0]} {self.surname[0]}" if self.two_words else ""
-
-    @property
-    def lookups(self) -> tuple[str, ...]:
-        """Where in its block a researcher of this name may be filed (ingest.researchers): under the
-        written-out first name, its initial, no given name, or the given names run together; empty
-        for an initial (or no given name), which may be anyone of the block."""
-        head = self.given[0] if self.given else ""
-        if len(head) < 2:
-            return ()
-        return (head, head[0], "", self.joined) if self.joined else (head, head[0], "")
+    def variant_block(self) -> str:
+        """The block a researcher of the surname's other spelling is filed in ("schuetze h" for
+        "Hinrich Schütze", "schutze h" for "Hinrich Schuetze"), "" when it has none."""
+        if not self.variant:
+            return ""
+        return f"{self.variant} {self.given[0][0]}" if self.given else self.variant
 
     def is_swap_of(self, other: ParsedName) -> bool:
         """The same two written-out words in the other order ("Zhang Jun" / "Jun Zhang")."""
-        return self.two_words and other.given == (self.surname,) and other.surname == self.given[0]
+        return bool(self.swapped_block) and other.given == (self.surname,) and other.surname == self.given[0]
 
 
 # Small: an import keeps its own table of every author string it parsed (``ingest.importer``); this
@@ -167,13 +196,38 @@ def parse_name(name: str) -> ParsedName | None:
     first = raw[0] if len(raw) > 1 else ""
     if first and not (first.isalpha() and first.isascii()):
         first = _first_name(first)
-    return ParsedName(words[-1], tuple(words[:-tail]), key, first.lower())
+    surname = words[-1]
+    return ParsedName(surname, tuple(words[:-tail]), key, first.lower(), **_variant(raw[-1], surname))
 
 
 def _parsed(family: str, given: str, key: str) -> ParsedName:
     surname = fold(family).split()[-1]
     return ParsedName(
-        surname, tuple(fold(given).split()), key, _first_name(given.split()[0]) if given.split() else ""
+        surname,
+        tuple(fold(given).split()),
+        key,
+        _first_name(given.split()[0]) if given.split() else "",
+        **_variant(family, surname),
+    )
+
+
+def _variant(written: str, surname: str) -> dict[str, Any]:
+    """``ParsedName``'s ``variant`` and ``umlaut`` for a family name as written."""
+    if not _UMLAUTS.isdisjoint(written):
+        spelled = fold(written.translate(_WITH_E)).split()
+        return {"variant": spelled[-1], "umlaut": True} if spelled and spelled[-1] != surname else {}
+    if "e" in surname and (folded := _DIGRAPH.sub(r"\1", surname)) != surname:
+        return {"variant": folded}
+    return {}
+
+
+def same_surname(a: ParsedName, b: ParsedName) -> bool:
+    """The same surname, or one printed with an umlaut and the other in its "e" spelling ("Schütze" /
+    "Schuetze"; "Suen" is not "Sun": only an umlaut tells that an "e" may be one)."""
+    return (
+        a.surname == b.surname
+        or (a.umlaut and a.variant == b.surname)
+        or (b.umlaut and b.variant == a.surname)
     )
 
 

@@ -219,8 +219,8 @@ class Importer:
         self._write_authorships(conn, [(pid, r) for pid, r in papers if pid in authors_changed])
 
     def _write_authorships(self, conn: Connection, papers: list[tuple[int, PaperRecord]]) -> None:
-        parse = self.resolver.parse
-        parsed = [(pid, r, [parse(a) for a in r.authors]) for pid, r in papers]
+        parse_all = self.resolver.parse_all
+        parsed = [(pid, r, parse_all(r.authors)) for pid, r in papers]
         self.resolver.prefetch(conn, (n for _, _, names in parsed for n in names if n))
         resolved: list[tuple[int, PaperRecord, list[Profile | None]]] = [
             (pid, r, self.resolver.resolve_paper(r.authors, names, evidence_of(r, names), r.affiliations))

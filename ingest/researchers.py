@@ -58,6 +58,7 @@ from catalog.names import (
     parse_name,
     person_key,
     preferred_spelling,
+    same_surname,
 )
 from ingest.records import PaperRecord
 
@@ -246,15 +247,16 @@ def _union(held: frozenset[str], more: frozenset[str]) -> frozenset[str]:
 
 
 def _union_people(held: People, more: People) -> People:
-    if not more:
-        return held
     if not held:
         return more
-    new = (more if isinstance(more, frozenset) else frozenset(more)).difference(held)
+    if not more:
+        return held
+    new = (more if type(more) is frozenset else frozenset(more)).difference(held)
     if not new:
         return held
-    people = (*held, *new)
-    return frozenset(people) if len(people) >= PEOPLE_AS_SET_FROM else people
+    if len(held) + len(new) < PEOPLE_AS_SET_FROM:
+        return (*held, *new)
+    return held.union(new) if type(held) is frozenset else new.union(held)
 
 
 def _common(a: People, b: People) -> frozenset[str]:
@@ -487,8 +489,11 @@ def _features(
     first_year: int | None,
     last_year: int | None,
 ) -> tuple[float, ...]:
-    common = _common(people, profile.coauthors)
-    shared = len(common) - (own in common)
+    known = profile.coauthors
+    shared = 0
+    if type(people) is not frozenset or not people.isdisjoint(known):  # a tuple has no isdisjoint
+        common = _common(people, known)
+        shared = len(common) - (own in common)
     venue = len(venue_words & profile.venue) / len(venue_words) if venue_words and profile.venue else 0.0
     topic = 0.0
     if topic_signature and profile.topic:
@@ -506,7 +511,7 @@ def _features(
         affiliation_overlap(affiliation, profile.affiliation),
         topic,
         apart,
-        math.log1p(max(len(profile.coauthors) - 1, 0)),
+        math.log1p(max(len(known) - 1, 0)),
     )
 
 
@@ -604,6 +609,11 @@ class ResearcherResolver:
             names.clear()
         return names.setdefault(name, parse_name(name))
 
+    def parse_all(self, authors: Iterable[str]) -> list[ParsedName | None]:
+        """``parse`` of each author of a paper (one call a paper: the hot path of an import)."""
+        names, parse = self._names, self.parse
+        return [names[a] if a in names else parse(a) for a in authors]
+
     # -- loading ---------------------------------------------------------------------------------
 
     def prefetch(self, conn: Connection, names: Iterable[ParsedName]) -> None:
@@ -614,8 +624,10 @@ class ResearcherResolver:
         wanted: dict[str, set[str] | None] = {}  # block → filed-under keys (None: all of it)
         loaded, everything = self._loaded, self.rule is Rule.OLD
         for person in names:
-            if loaded.get(person.block, ()) is None and (
-                not person.two_words or loaded.get(person.swapped_block, ()) is None
+            if (
+                loaded.get(person.block, ()) is None
+                and (not person.swapped_block or loaded.get(person.swapped_block, ()) is None)
+                and (not person.variant or loaded.get(person.variant_block, ()) is None)
             ):
                 continue  # all of its blocks are in memory already
             for block, keys in _wanted(person, whole=everything):
@@ -726,7 +738,7 @@ class ResearcherResolver:
             ).all()
         for pid, title, abstract, journal, day in rows:
             paper = PaperEvidence.of(
-                [parse(a) for a in authors[pid]],
+                self.parse_all(authors[pid]),
                 categories[pid],
                 journal,
                 day.year if day else None,
@@ -804,7 +816,7 @@ class ResearcherResolver:
         """Whether the resolver may merge two researchers: their names agree, enrichment did not
         identify both (it decides those), and they are not two authors of one paper."""
         return (
-            a.parsed.surname == b.parsed.surname
+            same_surname(a.parsed, b.parsed)
             and names_compatible(a.parsed, b.parsed)
             and not (a.identified and b.identified)
             and b not in self._apart.get(a, ())
@@ -813,7 +825,7 @@ class ResearcherResolver:
     def _pool(self, person: ParsedName) -> tuple[list[Profile], bool]:
         """The profiles an author's candidates are drawn from, and whether none can appear twice."""
         filed = self._by_block.get(person.block)
-        if not filed and not person.two_words:
+        if not filed and not person.swapped_block and not person.variant:
             return _NONE, True
         pool: list[Profile] = []
         lookups = person.lookups
@@ -827,6 +839,11 @@ class ResearcherResolver:
             else:  # an initial (or nothing) may be anyone of the block
                 for held in filed.values():
                     pool += held
+        if person.variant and (spelled := self._by_block.get(person.variant_block)):
+            size = len(pool)  # "Schuetze" for "Schütze", and back: filed the same way
+            for where in lookups or spelled:
+                pool += spelled.get(where, ())
+            once = once and len(pool) == size
         swapped = person.swapped_block
         if swapped and swapped != person.block:  # "Li Li" is its own swap
             other = self._by_block.get(swapped)
@@ -865,8 +882,7 @@ class ResearcherResolver:
             if p in taken or (
                 name is not person
                 and not (
-                    (name.surname == person.surname and names_compatible(person, name))
-                    or person.is_swap_of(name)
+                    (same_surname(name, person) and names_compatible(person, name)) or person.is_swap_of(name)
                 )
             ):
                 continue
@@ -915,7 +931,7 @@ class ResearcherResolver:
             if (
                 profile in taken
                 or not name.given
-                or name.surname != person.surname
+                or not same_surname(name, person)
                 or not (name is person or names_compatible(person, name))
                 or pair_namesakes(person, name) >= RARE_NAME_BELOW
             ):
@@ -1047,10 +1063,10 @@ _NONE: list[Profile] = []  # no candidates (never appended to)
 def _wanted(person: ParsedName, whole: bool = False) -> list[tuple[str, set[str] | None]]:
     """The blocks an author's candidates live in and the keys they are filed under there (None:
     anyone of the block), as ``ResearcherResolver._pool`` looks them up."""
-    if whole or not person.lookups:
-        found: list[tuple[str, set[str] | None]] = [(person.block, None)]
-    else:
-        found = [(person.block, set(person.lookups))]
+    keys = None if whole or not person.lookups else set(person.lookups)
+    found: list[tuple[str, set[str] | None]] = [(person.block, keys)]
+    if person.variant:
+        found.append((person.variant_block, None if keys is None else set(keys)))
     if person.swapped_block and person.swapped_block != person.block:
         found.append((person.swapped_block, None if whole else {person.surname}))
     return found

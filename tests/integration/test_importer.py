@@ -336,6 +336,40 @@ def test_a_later_run_loads_the_researchers_each_batch_may_be_and_no_one_twice(
     assert by_paper["2404.00004"] == by_paper["2404.00005"] == by_paper["2404.00001"]
 
 
+def test_a_later_run_finds_a_researcher_under_the_other_spelling_of_an_umlaut(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # "Schütze" is filed under "schutze h"; a later run's "Schuetze" looks there too (and the other
+    # way round), while "Suen" never meets a "Sun", whatever they share.
+    def rec(pid: str, authors: list[str]) -> dict[str, object]:
+        return {
+            "id": pid,
+            "title": "Word embeddings",
+            "summary": "",
+            "authors": authors,
+            "categories": ["cs.CL"],
+        }
+
+    first = [
+        rec("2404.00001", ["Hinrich Schütze", "Ann Lee"]),
+        rec("2404.00002", ["Anders Soegaard", "Bob Stone"]),
+        rec("2404.00003", ["C. Sun", "Cai Xu"]),
+    ]
+    Importer(engine, source="listings").run(listings.read(_write_jsonl(tmp_path / "1.jsonl", first)))
+    later = [
+        rec("2404.00004", ["Hinrich Schuetze", "Ann Lee"]),
+        rec("2404.00005", ["Anders Søgaard", "Bob Stone"]),
+        rec("2404.00006", ["Ching Y. Suen", "Cai Xu"]),
+    ]
+    Importer(engine, source="listings", batch_size=1).run(
+        listings.read(_write_jsonl(tmp_path / "2.jsonl", later))
+    )
+    by_paper = _first_authors(engine)
+    assert by_paper["2404.00004"] == by_paper["2404.00001"]
+    assert by_paper["2404.00005"] == by_paper["2404.00002"]
+    assert by_paper["2404.00006"] != by_paper["2404.00003"]
+
+
 def test_two_authors_of_one_paper_stay_two_researchers_in_later_runs(engine: Engine, tmp_path: Path) -> None:
     # Each later paper fits both "Li Zhang"s equally (the same co-author): it joins one, and neither
     # that paper's merge nor consolidation makes them one, also when a new run reloads them.

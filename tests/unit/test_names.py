@@ -1,4 +1,11 @@
-from catalog.names import ParsedName, names_compatible, parse_name, person_key, preferred_spelling
+from catalog.names import (
+    ParsedName,
+    names_compatible,
+    parse_name,
+    person_key,
+    preferred_spelling,
+    same_surname,
+)
 
 
 def test_person_key_folds_accents_case_and_punctuation_but_not_initials() -> None:
@@ -100,3 +107,18 @@ def test_coauthor_keys_keep_a_hyphenated_first_name_whole() -> None:
     assert key("Wei-jie Yu") != key("Wei Yu")  # two people a loose key would make one co-author
     assert key("Nancy F. Chen") == key("Nancy Chen") == "chen nancy"
     assert key("J.-P. Dupont") == "dupont j"
+
+
+def test_an_umlaut_agrees_with_both_of_its_ascii_spellings_and_an_e_alone_with_nothing() -> None:
+    names = {n: parse_name(n) for n in ("H. Schütze", "H. Schuetze", "H. Schutze", "C. Suen", "C. Sun")}
+    schutze, schuetze, plain, suen, sun = names.values()
+    assert schutze and schuetze and plain and suen and sun
+    assert same_surname(schutze, schuetze) and same_surname(schuetze, schutze)
+    assert same_surname(schutze, plain)
+    assert not same_surname(schuetze, plain)  # neither says an "e" stands for an umlaut
+    assert not same_surname(suen, sun)
+    assert (schutze.block, schutze.variant_block) == ("schutze h", "schuetze h")
+    assert (schuetze.block, schuetze.variant_block) == ("schuetze h", "schutze h")
+    bauer, sogaard = parse_name("Ralf Bauer"), parse_name("Anders Søgaard")
+    assert bauer and bauer.variant == ""  # "au" is no umlaut
+    assert sogaard and sogaard.variant == "soegaard"
