@@ -7,7 +7,6 @@ import sys
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from nameparser import HumanName
 
@@ -169,8 +168,9 @@ class ParsedName:
         return bool(self.swapped_block) and other.given == (self.surname,) and other.surname == self.given[0]
 
 
-# Small: an import keeps its own table of every author string it parsed (``ingest.importer``); this
-# one serves the resolver's reloads and the pages (a 200k-entry cache cost ~40 MB at 75k papers).
+# Small: the resolver keeps its own table of every author string it parsed
+# (``ingest.researchers.ResearcherResolver.parse``); this one serves the pages and the evals (a
+# 200k-entry cache beside it cost ~40 MB at 75k papers).
 @lru_cache(maxsize=16_384)
 def parse_name(name: str) -> ParsedName | None:
     """``"Nancy F. Chen"`` → surname ``chen``, given ``("nancy", "f")``; None when not a person.
@@ -197,28 +197,25 @@ def parse_name(name: str) -> ParsedName | None:
     if first and not (first.isalpha() and first.isascii()):
         first = _first_name(first)
     surname = words[-1]
-    return ParsedName(surname, tuple(words[:-tail]), key, first.lower(), **_variant(raw[-1], surname))
+    variant, umlaut = _variant(raw[-1], surname)
+    return ParsedName(surname, tuple(words[:-tail]), key, first.lower(), variant=variant, umlaut=umlaut)
 
 
 def _parsed(family: str, given: str, key: str) -> ParsedName:
     surname = fold(family).split()[-1]
-    return ParsedName(
-        surname,
-        tuple(fold(given).split()),
-        key,
-        _first_name(given.split()[0]) if given.split() else "",
-        **_variant(family, surname),
-    )
+    variant, umlaut = _variant(family, surname)
+    first = _first_name(given.split()[0]) if given.split() else ""
+    return ParsedName(surname, tuple(fold(given).split()), key, first, variant=variant, umlaut=umlaut)
 
 
-def _variant(written: str, surname: str) -> dict[str, Any]:
+def _variant(written: str, surname: str) -> tuple[str, bool]:
     """``ParsedName``'s ``variant`` and ``umlaut`` for a family name as written."""
     if not _UMLAUTS.isdisjoint(written):
         spelled = fold(written.translate(_WITH_E)).split()
-        return {"variant": spelled[-1], "umlaut": True} if spelled and spelled[-1] != surname else {}
+        return (spelled[-1], True) if spelled and spelled[-1] != surname else ("", False)
     if "e" in surname and (folded := _DIGRAPH.sub(r"\1", surname)) != surname:
-        return {"variant": folded}
-    return {}
+        return folded, False
+    return "", False
 
 
 def same_surname(a: ParsedName, b: ParsedName) -> bool:

@@ -261,9 +261,9 @@ def _union_people(held: People, more: People) -> People:
 
 def _common(a: People, b: People) -> frozenset[str]:
     """The co-authors two sets of people share (either may be a tuple)."""
-    if isinstance(a, frozenset):
+    if type(a) is frozenset:
         return a.intersection(b)
-    return b.intersection(a) if isinstance(b, frozenset) else frozenset(a).intersection(b)
+    return b.intersection(a) if type(b) is frozenset else frozenset(a).intersection(b)
 
 
 def _categories(categories: Iterable[str]) -> frozenset[str]:
@@ -985,8 +985,10 @@ class ResearcherResolver:
     def _unindex(self, profile: Profile) -> None:
         indexed, profile.indexed = profile.indexed, None
         filed = self._by_block.get(indexed.block) if indexed else None
-        for name in _filed_under(indexed) if indexed and filed else ():
-            held = filed.get(name) if filed else None
+        if not indexed or not filed:
+            return
+        for name in _filed_under(indexed):
+            held = filed.get(name)
             if held and profile in held:
                 held.remove(profile)
 
