@@ -591,6 +591,18 @@ class LocalLLMSettings(_Section):
     local_llm_threads: int = Field(
         1, ge=1, description="CPU threads for prompt and generation (1 beats 2 on a busy 2-core machine)."
     )
+    local_llm_passage_tokens: int | None = Field(
+        None,
+        ge=100,
+        description="Token budget of the passages the embedded model reads (empty: the model's own, "
+        "see `chat/local_models.py`); `WOVEPAPER_CHAT_PASSAGE_TOKENS` is for a configured model.",
+    )
+    local_llm_passage_sentences: int | None = Field(
+        2,
+        ge=0,
+        description="Sentences kept either side of each passage's key quote for the embedded model "
+        "(empty: whole passages).",
+    )
     local_llm_context_tokens: int = Field(
         4096,
         ge=512,

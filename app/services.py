@@ -21,13 +21,14 @@ from app.admission import WorkGate
 from app.readiness import Check, Readiness
 from catalog.db import make_engine, session_factory
 from catalog.queries import count_papers
-from chat.llm import LLM, OpenAILLM, make_llm
+from chat.llm import LLM, ModelChoice, make_llm
 from chat.pipeline import Chat
 from chat.runtime import LocalLLM, RuntimeStatus, port_answers_at
 from coordination.redis import sync_client
 from indexing.contract import WorkerHandle
 from indexing.wiring import make_embedder, open_store, start_in_thread
 from retrieval.embedder import Embedder
+from retrieval.evidence import EvidenceSource
 from retrieval.search import SearchService, open_search
 from retrieval.store import ChunkStore
 from settings import Settings
@@ -46,13 +47,12 @@ class Services:
     worker: WorkerHandle | None = None
     # Hybrid search (lexical index + dense retrieval over ``store``), see retrieval.search.
     search: SearchService | None = None
-    # The language model chat answers with (None: none configured or not ready yet; chat then
-    # answers with the evidence alone). Tests put a scripted model here, the same seam.
+    # The configured language model (None: the embedded one, when enabled, once it is ready).
     llm: LLM | None = None
-    # Chat turns: retrieval over ``search``, then ``llm``, see chat.pipeline.
-    chat: Chat = field(init=False)
     # The embedded LLM server, when no LLM base URL is configured (see chat.runtime).
     local_llm: LocalLLM | None = None
+    # Chat turns: retrieval's evidence over ``search``, then the model, see chat.pipeline.
+    chat: Chat = field(init=False)
     # Searches run through this gate: bounded concurrency, the excess shed with a 503.
     search_gate: WorkGate = field(init=False)
     # What ``/readyz`` checks; a new dependency registers its check where its client is opened.
@@ -61,7 +61,9 @@ class Services:
     def __post_init__(self) -> None:
         conf = self.settings.search
         self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
-        self.chat = Chat(self.settings, self.engine, None, self.chat_llm)
+        evidence = EvidenceSource(self.search) if self.search is not None else None
+        models = ModelChoice(self.settings, self.llm, self.local_llm)
+        self.chat = Chat(self.settings, self.engine, evidence, models, self.embedder)
         self.readiness = Readiness(
             [
                 Check("catalogue", self._catalogue_ready),
@@ -84,24 +86,22 @@ class Services:
         except Exception:
             engine.dispose()
             raise
-        services = cls(settings, engine, session_factory(engine), store, embedder)
-        services.search = open_search(settings, engine, store, embedder)
-        services.chat.search = services.search
-        if settings.llm.llm_base_url:
-            services.llm = make_llm(settings.llm, settings.llm.llm_base_url)
+        try:
+            search = open_search(settings, engine, store, embedder)
+        except Exception:
+            store.close()
+            engine.dispose()
+            raise
+        llm = make_llm(settings.llm, settings.llm.llm_base_url) if settings.llm.llm_base_url else None
+        local = (
+            LocalLLM(settings.local_llm, settings.local_llm_dir)
+            if not settings.llm.llm_base_url and settings.local_llm_enabled
+            else None
+        )
+        services = cls(settings, engine, session_factory(engine), store, embedder, None, search, llm, local)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
-        if not settings.llm.llm_base_url and settings.local_llm_enabled:
-            services.local_llm = LocalLLM(settings.local_llm, settings.local_llm_dir)
         return services
-
-    def chat_llm(self) -> LLM | None:
-        """The model for the next chat turn: the configured (or injected) one, else the embedded
-        server once it is ready; None until then (the chat answers with the evidence)."""
-        if self.llm is None and self.local_llm is not None and self.local_llm.status().state == "ready":
-            conf = self.settings.llm.model_copy(update={"llm_model": self.local_llm.model.key})
-            self.llm = make_llm(conf, self.local_llm.base_url)
-        return self.llm
 
     @property
     def llm_base_url(self) -> str | None:
@@ -174,8 +174,7 @@ def lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         try:
             yield
         finally:
-            if isinstance(services.llm, OpenAILLM):
-                await services.llm.close()
+            await services.chat.models.close()
             if services.local_llm is not None:
                 await services.local_llm.stop()
             services.close()

@@ -27,8 +27,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from chat.context import Passage, terms
+from chat.context import KeyedPassage
 from retrieval.embedder import Embedder, EmbedderError
+from retrieval.evidence import terms
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class _Support:
     """Support of answer sentences by passages: lexical overlap, and embedding overlap when an
     embedder is given (all sentences and passage sentences embedded in one call)."""
 
-    def __init__(self, sentences: Sequence[str], passages: Sequence[Passage], embedder: Embedder | None):
+    def __init__(self, sentences: Sequence[str], passages: Sequence[KeyedPassage], embedder: Embedder | None):
         self.passage_terms = {p.key: terms(p.text) for p in passages}
         self.cosines: dict[tuple[int, str], float] | None = None
         if embedder is not None and sentences and passages:
@@ -126,7 +127,7 @@ class _Support:
 
 
 def _cosines(
-    embedder: Embedder, sentences: Sequence[str], passages: Sequence[Passage]
+    embedder: Embedder, sentences: Sequence[str], passages: Sequence[KeyedPassage]
 ) -> dict[tuple[int, str], float] | None:
     """(sentence index, passage key) → the highest cosine between the sentence and one of the
     passage's sentences; None when the embedder fails (the lexical overlap then decides alone)."""
@@ -158,7 +159,7 @@ def _lexical(sentence_terms: set[str], passage_terms: set[str]) -> float:
 
 def verify(
     answer: str,
-    passages: Sequence[Passage],
+    passages: Sequence[KeyedPassage],
     numbers: Mapping[str, int],
     embedder: Embedder | None = None,
 ) -> Verified:
@@ -217,7 +218,7 @@ def _add_citation(sentence: str, n: int) -> str:
     return f"{stripped} [{n}]{tail}"
 
 
-def references(passages: Sequence[Passage], numbers: Mapping[str, int]) -> list[dict[str, object]]:
+def references(passages: Sequence[KeyedPassage], numbers: Mapping[str, int]) -> list[dict[str, object]]:
     """The numbered references list, built from the passages the answer cites."""
     by_key = {p.key: p for p in passages}
     refs = []

