@@ -150,9 +150,11 @@ class AskAnswer:
     answer: str  # markdown with [n] citations
     references: list[dict[str, Any]]  # n, key, arxiv_id, title, pages, paper_url, pdf_url
     passages: list[dict[str, Any]]  # the evidence the answer was written from
-    flags: list[dict[str, str]]  # quotes, numbers or sentences the checks could not support
+    quotes: list[dict[str, Any]]  # key quotes: the passages' sentences that answer, found without the model
+    flags: list[dict[str, str]]  # sentences not stated in what they cite, numbers, quotations
     unsupported: bool
     notice: str | None
+    note: str | None  # who drafted the answer, when the reader should know (a small local model)
 
 
 # -- the tools ---------------------------------------------------------------------------------
@@ -405,9 +407,11 @@ class AgentServer:
                 answer=outcome.answer or outcome.notice or "",
                 references=[{**r, "paper_url": url(r["paper_url"])} for r in outcome.references],
                 passages=[{**p.to_json(), "paper_url": url(p.paper_url)} for p in outcome.passages],
+                quotes=[q.to_json() for q in outcome.quotes],
                 flags=outcome.flags,
                 unsupported=outcome.unsupported,
                 notice=outcome.notice,
+                note=outcome.note,
             )
             return _result(answer_markdown(outcome, url), AskAnswer, answer)
 

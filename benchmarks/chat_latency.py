@@ -37,10 +37,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from search_latency import free_port, serve_app  # noqa: E402
 
 from catalog.db import make_engine  # noqa: E402
-from chat.context import retrieve  # noqa: E402
-from chat.llm import make_llm  # noqa: E402
+from chat.context import gather  # noqa: E402
+from chat.llm import ModelChoice, make_llm  # noqa: E402
 from chat.pipeline import Chat  # noqa: E402
 from evals import answers, qa  # noqa: E402
+from retrieval.evidence import EvidenceSource  # noqa: E402
 from retrieval.search import rank_config  # noqa: E402
 from retrieval.tokens import count_tokens  # noqa: E402
 from settings import Settings  # noqa: E402
@@ -89,8 +90,10 @@ def through_app(base: str, token: str, question: str) -> tuple[float | None, flo
 
 async def model_first_token(chat: Chat, settings: Settings, question: str, base_url: str) -> float | None:
     """The model's own first token for the messages the pipeline builds for ``question``."""
-    assert chat.search is not None
-    passages = retrieve(chat.search, question, None, settings.chat)
+    assert chat.evidence is not None
+    passages = gather(
+        chat.evidence, question, None, settings.chat, chat.models.budget(), chat.embedder
+    ).passages
     if not passages:
         return None
     llm = make_llm(settings.llm, base_url)
@@ -133,7 +136,7 @@ def main() -> None:
     settings = Settings()
     questions = [q.question for q in answers.load(args.questions) if q.arxiv_id][: args.n]
     service, store = qa.open_service(settings, rank_config(settings.search))
-    chat = Chat(settings, make_engine(settings.database_url), service, lambda: None)
+    chat = Chat(settings, make_engine(settings.database_url), EvidenceSource(service), ModelChoice(settings))
     port = free_port()
     server = serve_app(env, port)
     rows = []

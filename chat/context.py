@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from catalog.queries import paper_path
-from chat.quotes import Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
+from chat.quotes import PER_PASSAGE, Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
 from chat.sentences import split
 from retrieval.embedder import Embedder
 from retrieval.evidence import EvidenceChunk, EvidenceRanking, question_terms, terms
@@ -182,8 +182,10 @@ def gather(
     scorer = SentenceScorer(question, ranking.weights, embedder)
     pieces = _merge([_widen(source, piece, scorer) for piece in pieces])
     keyed_texts = [(str(i), p.text, p.pages) for i, p in enumerate(pieces)]
-    quotes, scored = key_quotes(keyed_texts, scorer, most=len(pieces))
-    best = {q.key: q.score for q in quotes}
+    quotes, scored = key_quotes(keyed_texts, scorer, most=len(pieces) * PER_PASSAGE, per_passage=PER_PASSAGE)
+    best: dict[str, float] = {}
+    for q in quotes:
+        best[q.key] = max(best.get(q.key, 0.0), q.score)
     for i, piece in enumerate(pieces):
         piece.scored = scored[str(i)]
     # Passages holding the best quotes first; the page order breaks ties.
@@ -202,7 +204,6 @@ def gather(
             break
     passages, found = [], []
     by_piece = {id(p): str(i) for i, p in enumerate(pieces)}
-    quote_of = {q.key: q for q in quotes}
     for n, (piece, text, offset) in enumerate(chosen, start=1):
         key = f"S{n}"
         first = piece.first
@@ -220,9 +221,9 @@ def gather(
                 pdf_url=first.pdf_url,
             )
         )
-        quote = quote_of.get(by_piece[id(piece)])
-        if quote is not None and offset <= quote.start and quote.end - offset <= len(text):
-            found.append(replace(quote, key=key, start=quote.start - offset, end=quote.end - offset))
+        for quote in quotes:
+            if quote.key == by_piece[id(piece)] and offset <= quote.start and quote.end - offset <= len(text):
+                found.append(replace(quote, key=key, start=quote.start - offset, end=quote.end - offset))
     found.sort(key=lambda q: -q.score)
     return Gathered(passages, found[:3])
 

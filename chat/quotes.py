@@ -38,6 +38,9 @@ NUMBERLESS = 0.6  # what a sentence without a number keeps of its score for a qu
 EMBED_MOST = 32  # sentences (best by words) whose cosine is computed
 JOIN_SHORT = 60  # a sentence shorter than this is joined with its better neighbour
 NEAR = 3  # words either side of a number that it is bound to
+PER_PASSAGE = 2  # quotes one passage may give
+RANK_PRIOR = 0.2  # retrieval's order: the first passage's quotes get this much more, the second half
+WIDEN = 1  # sentences added either side of a quote, so it reads in context
 _QUANTITY = re.compile(
     r"\bhow (?:many|much|large|long|deep|big|fast|far|high|wide|small|often|low)\b|\bby how\b|"
     r"\b(?:what|which) (?:\w+[ -]){0,3}?(?:value|score|accuracy|error|percentage|rate|size|dimension|"
@@ -165,19 +168,22 @@ class SentenceScorer:
         }
 
 
-def best_span(scored: Sequence[Scored]) -> tuple[int, int, float] | None:
+def best_span(
+    scored: Sequence[Scored], passage: Sequence[Scored] | None = None
+) -> tuple[int, int, float] | None:
     """The best sentence of one passage, joined with the one before when it leans on it or is too
     short to stand alone, and with the one after when that one leans on it: (first, last) sentence
     indexes and the score."""
     if not scored:
         return None
+    every = passage if passage is not None else scored
     top = max(scored, key=lambda s: s.score)
     first = last = top.index
     if top.index > 0 and (leans_back(top.sentence.text) or len(top.sentence.text) < JOIN_SHORT):
         first -= 1
-    elif len(top.sentence.text) < JOIN_SHORT and top.index + 1 < len(scored):
+    elif len(top.sentence.text) < JOIN_SHORT and top.index + 1 < len(every):
         last += 1
-    if last + 1 < len(scored) and leans_back(scored[last + 1].sentence.text) and scored[last + 1].score > 0:
+    if last + 1 < len(every) and leans_back(every[last + 1].sentence.text) and every[last + 1].score > 0:
         last += 1
     return first, last, top.score
 
@@ -186,19 +192,27 @@ def key_quotes(
     texts: Sequence[tuple[str, str, tuple[int, ...]]],
     scorer: SentenceScorer,
     most: int = 3,
+    per_passage: int = 1,
 ) -> tuple[list[Quote], dict[str, list[Scored]]]:
-    """The ``most`` best quotes over ``(key, text, pages)`` (one per passage), best first, and every
-    sentence's score (for trimming passages around their quotes)."""
+    """The ``most`` best quotes over ``(key, text, pages)`` (at most ``per_passage`` of each, not
+    overlapping), best first, and every sentence's score (for trimming passages around quotes).
+    ``texts`` come in retrieval's order, which breaks near ties (``RANK_PRIOR``)."""
     scored = scorer.score([(key, text) for key, text, _ in texts])
     quotes = []
-    for key, text, pages in texts:
-        span = best_span(scored[key])
-        if span is None:
-            continue
-        first, last, score = span
-        start, end = scored[key][first].sentence.start, scored[key][last].sentence.end
-        if score <= 0 or math.isnan(score):
-            continue
-        quotes.append(Quote(key, text[start:end], start, end, pages, score))
+    for rank, (key, text, pages) in enumerate(texts):
+        prior = RANK_PRIOR / (1 + rank)
+        taken: list[tuple[int, int]] = []
+        for _ in range(per_passage):
+            free = [s for s in scored[key] if not any(a <= s.index <= b for a, b in taken)]
+            span = best_span(free, scored[key])
+            if span is None:
+                break
+            first, last, score = span
+            if score <= 0 or math.isnan(score):
+                break
+            first, last = max(0, first - WIDEN), min(len(scored[key]) - 1, last + WIDEN)
+            taken.append((first, last))
+            start, end = scored[key][first].sentence.start, scored[key][last].sentence.end
+            quotes.append(Quote(key, text[start:end], start, end, pages, score + prior))
     quotes.sort(key=lambda q: -q.score)
     return quotes[:most], scored

@@ -203,9 +203,24 @@ async def _stream(
 
 def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
     """The answer and its references as markdown; ``url`` makes a site path absolute (MCP)."""
-    lines = [outcome.answer or outcome.notice or ""]
+    lines: list[str] = []
+    if outcome.quotes:
+        lines += ["## From the papers", ""]
+        by_key = {p.key: p for p in outcome.passages}
+        for quote in outcome.quotes:
+            p = by_key[quote.key]
+            page = f", p. {quote.pages[0]}" if quote.pages else ""
+            lines.append(f"> {quote.text}\n>\n> — [{p.title}]({url(p.paper_url)}){page}\n")
+        lines += ["## Answer", ""]
+    lines.append(outcome.answer or outcome.notice or "")
     if outcome.notice and outcome.answer and outcome.notice != outcome.answer:
         lines += ["", f"*{outcome.notice}*"]
+    if outcome.note and outcome.answer:
+        lines += ["", f"*{outcome.note}*"]
+    not_stated = [f for f in outcome.flags if f["kind"] == "not_stated"]
+    if not_stated:
+        lines += ["", "**Not stated in what they cite** (check these against the quotes):", ""]
+        lines += [f"- “{f['text']}” — {f['detail']}" for f in not_stated]
     if outcome.references:
         lines += ["", "## References", ""]
         for ref in outcome.references:
@@ -261,6 +276,7 @@ async def ask(
         await finish(outcome.tokens)
     if wanted == "markdown":
         return Response(answer_markdown(outcome), media_type="text/markdown; charset=utf-8")
+    numbers = {r["key"]: r["n"] for r in outcome.references}
     return Response(
         {
             "conversation_id": outcome.conversation_id,
@@ -268,9 +284,12 @@ async def ask(
             "answer": outcome.answer or outcome.notice or "",
             "references": outcome.references,
             "passages": [p.to_json() for p in outcome.passages],
+            "quotes": [q.to_json(numbers.get(q.key)) for q in outcome.quotes],
             "flags": outcome.flags,
+            "not_stated": sum(f["kind"] == "not_stated" for f in outcome.flags),
             "unsupported": outcome.unsupported,
             "notice": outcome.notice,
+            "note": outcome.note,
         }
     )
 
@@ -318,6 +337,8 @@ def _message_json(m: conversations.Message) -> dict[str, Any]:
         "text": m.text,
         "references": details.get("references", []),
         "passages": details.get("passages", []),
+        "quotes": details.get("quotes", []),
+        "note": details.get("note"),
         "flags": details.get("flags", []),
         "unsupported": bool(details.get("unsupported", False)),
         "notice": details.get("notice"),

@@ -157,17 +157,52 @@ function link(url, text, attrs = {}) {
   return href ? el("a", { href, text, ...attrs }) : el("span", { text });
 }
 
-function evidenceList(passages) {
+/** The passage's text with ``quote`` (offsets in it) marked, starting a little before the mark so a
+ * clamped box shows it. */
+function passageText(text, quote) {
+  const box = el("blockquote");
+  if (!quote || !(quote.start >= 0 && quote.end <= text.length && quote.start < quote.end)) {
+    box.textContent = text;
+    return box;
+  }
+  const from = Math.max(0, text.lastIndexOf(" ", Math.max(0, quote.start - 120)));
+  box.append(
+    from > 0 ? "… " + text.slice(from, quote.start).trimStart() : text.slice(0, quote.start),
+    el("mark", { text: text.slice(quote.start, quote.end) }),
+    text.slice(quote.end));
+  box.classList.add("has-quote");
+  return box;
+}
+
+function evidenceList(passages, quotes = []) {
   // Not numbered: the answer's [n] are the references' numbers, marked on the passages they cite.
   const list = el("ul", { class: "evidence-list" });
   for (const p of passages) {
     const pages = pagesText(p.pages);
+    const quote = quotes.find((q) => q.key === p.key);
     list.append(el("li", { dataset: { key: p.key ?? "" } },
       el("p", { class: "evidence-source" },
         link(p.paper_url, p.title),
         pages ? " · " : null,
         pages ? link(p.pdf_url, `PDF ${pages}`, { class: "pdf-page" }) : null),
-      el("blockquote", { text: p.quote ?? "" })));
+      passageText(p.quote ?? "", quote)));
+  }
+  return list;
+}
+
+/** "From the papers": the key quotes, found without the model, each with its paper and page. */
+function quoteList(quotes, passages) {
+  const list = el("ol", { class: "key-quotes" });
+  for (const q of quotes) {
+    const p = passages.find((x) => x.key === q.key) ?? {};
+    const page = q.page ?? (p.pages ?? [])[0];
+    const pdf = p.pdf_url ? p.pdf_url.replace(/#page=\d+$/, "") + (page ? `#page=${page}` : "") : null;
+    list.append(el("li", { dataset: { key: q.key ?? "" } },
+      el("blockquote", { text: q.text ?? "" }),
+      el("p", { class: "evidence-source" },
+        link(p.paper_url, p.title ?? "the paper"),
+        page ? " · " : null,
+        page ? link(pdf, `p. ${page}`, { class: "pdf-page" }) : null)));
   }
   return list;
 }
@@ -186,10 +221,31 @@ function referenceList(references) {
 }
 
 const FLAG_WORDS = {
+  not_stated: "Not stated in the cited passage",
   quote: "Quotation not found in the cited passage",
   number: "Number not found in any cited passage",
   sentence: "Sentence not supported by any passage",
 };
+
+/** Marks, in the rendered answer, the sentences the checks found not stated in what they cite. */
+function markNotStated(container, sentences) {
+  for (const sentence of sentences) {
+    const probe = sentence.slice(0, 40);
+    if (probe.length < 8) continue;
+    const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.data.indexOf(probe);
+      if (at < 0 || node.parentElement.closest("mark")) continue;
+      const marked = node.splitText(at);
+      const rest = marked.data.length > sentence.length ? marked.splitText(sentence.length) : null;
+      const mark = el("mark", { class: "not-stated", title: "Not stated in the cited passage" });
+      marked.replaceWith(mark);
+      mark.append(marked, el("span", { class: "visually-hidden", text: " (not stated in the cited passage)" }));
+      void rest;
+      break;
+    }
+  }
+}
 
 /** One question and its answer, filled in as the events arrive (or at once, from history). */
 class Turn {
@@ -207,10 +263,12 @@ class Turn {
     this.pending = false;
   }
 
-  showEvidence(passages) {
+  showEvidence(passages, quotes = []) {
     this.evidence.replaceChildren(
+      quotes.length ? el("p", { class: "eyebrow", text: "From the papers" }) : null,
+      quotes.length ? quoteList(quotes, passages) : null,
       el("p", { class: "eyebrow", text: passages.length ? `Evidence · ${passages.length} passage${passages.length === 1 ? "" : "s"}` : "No passages found" }),
-      passages.length ? evidenceList(passages) : null);
+      passages.length ? evidenceList(passages, quotes) : null);
   }
 
   addToken(text) {
@@ -222,16 +280,20 @@ class Turn {
 
   render() {
     this.answer.innerHTML = renderAnswer(this.text, this.references); // markdown-it, html off
+    markNotStated(this.answer, this.notStated ?? []);
   }
 
-  showCitations({ references = [], unsupported = false, flags = [] }) {
+  showCitations({ references = [], unsupported = false, flags = [], note = null }) {
     this.references = references;
+    this.notStated = flags.filter((f) => f.kind === "not_stated").map((f) => f.text);
     this.render();
     for (const ref of references) {
-      const passage = [...this.evidence.querySelectorAll("li")].find((li) => li.dataset.key === ref.key);
-      passage?.querySelector(".evidence-source").prepend(el("span", { class: "cited", text: `[${ref.n}]` }));
+      for (const item of this.evidence.querySelectorAll("li")) {
+        if (item.dataset.key === ref.key) item.querySelector(".evidence-source").prepend(el("span", { class: "cited", text: `[${ref.n}]` }));
+      }
     }
     const parts = [];
+    if (note) parts.push(el("p", { class: "model-note", role: "note", text: note }));
     if (unsupported) parts.push(el("p", { class: "unsupported", role: "note", text: "Unsupported: this answer cites none of the passages found. Check it against the evidence above." }));
     if (flags.length) {
       const list = el("ul", { class: "flags", "aria-label": "Checks that failed" });
@@ -441,8 +503,8 @@ class ChatPanel {
       for await (const { name, data } of readEvents(response)) {
         if (name === "evidence") {
           this.conversationId = data.conversation_id ?? this.conversationId;
-          turn.showEvidence(data.passages ?? []);
-          this.announce.textContent = `Found ${data.passages?.length ?? 0} passages; the answer follows.`;
+          turn.showEvidence(data.passages ?? [], data.quotes ?? []);
+          this.announce.textContent = `Found ${data.quotes?.length ?? 0} key quotes in ${data.passages?.length ?? 0} passages; the answer follows.`;
         } else if (name === "token") turn.addToken(data.text ?? "");
         else if (name === "citations") turn.showCitations(data);
         else if (name === "done") {
@@ -479,7 +541,7 @@ class ChatPanel {
     for (const message of conversation.messages ?? []) {
       if (message.role === "user") { turn = new Turn(this.log, message.text); continue; }
       turn ??= new Turn(this.log, "");
-      turn.showEvidence(message.passages ?? []);
+      turn.showEvidence(message.passages ?? [], message.quotes ?? []);
       turn.text = message.text ?? "";
       turn.showCitations(message);
       turn.showNotice(message.notice);

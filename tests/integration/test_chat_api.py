@@ -312,10 +312,12 @@ def test_disconnecting_cancels_the_model_stream_and_keeps_the_partial_answer(app
             ) as response,
         ):
             conversation_id = None
+            event = ""
             for line in response.iter_lines():
+                event = line[6:].strip() if line.startswith("event:") else event
                 if line.startswith("data:") and "conversation_id" in line and conversation_id is None:
                     conversation_id = json.loads(line[5:])["conversation_id"]
-                if line.startswith("data:") and '"text"' in line:
+                if line.startswith("data:") and event == "token":
                     break
         left = time.monotonic()
         record = app.model.requests[-1]
