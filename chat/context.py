@@ -171,9 +171,11 @@ def gather(
     conf: ChatSettings,
     budget: Budget,
     embedder: Embedder | None,
+    first_key: int = 1,
 ) -> Gathered:
-    """The evidence for ``question`` within ``papers`` (None or empty: the whole archive); no
-    passages when nothing clears the evidence threshold."""
+    """The evidence for ``question`` within ``papers`` (None or empty: the whole archive), keyed from
+    ``S<first_key>`` (a follow-up's passages do not take the keys of those before); no passages when
+    nothing clears the evidence threshold."""
     ranking = source.evidence(question, papers or None, depth=CANDIDATE_PAGES)
     wanted = question_terms(question)
     pieces = _judge(ranking, wanted, conf)
@@ -204,7 +206,7 @@ def gather(
             break
     passages, found = [], []
     by_piece = {id(p): str(i) for i, p in enumerate(pieces)}
-    for n, (piece, text, offset) in enumerate(chosen, start=1):
+    for n, (piece, text, offset) in enumerate(chosen, start=first_key):
         key = f"S{n}"
         first = piece.first
         passages.append(

@@ -113,6 +113,26 @@ def history(db: Session, conversation_id: int, turns: int) -> list[tuple[str, st
     return [(m.role, m.text) for m in reversed(list(rows))]
 
 
+def exchanges(db: Session, conversation_id: int, turns: int) -> list[tuple[str, str]]:
+    """The last ``turns`` exchanges with the model as it saw them, oldest first: (the user message
+    it was sent, its reply as generated). A follow-up repeats them word for word so the model's
+    server finds them in its prompt cache; answers saved without them are left out."""
+    if turns <= 0:
+        return []
+    rows = db.scalars(
+        select(Message)
+        .where(Message.conversation_id == conversation_id, Message.role == "assistant")
+        .order_by(Message.id.desc())
+        .limit(turns)
+    )
+    found = []
+    for m in reversed(list(rows)):
+        prompt, reply = (m.details or {}).get("prompt"), (m.details or {}).get("reply")
+        if isinstance(prompt, str) and isinstance(reply, str) and prompt and reply:
+            found.append((prompt, reply))
+    return found
+
+
 def add_turn(
     db: Session,
     conversation_id: int,

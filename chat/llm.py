@@ -115,16 +115,22 @@ class ModelChoice:
         return self._local_client
 
     def budget(self) -> Budget:
-        if self.fixed is None and self.local is not None:
+        if self.small():
+            assert self.local is not None
             conf = self.settings.local_llm
             tokens = conf.local_llm_passage_tokens or self.local.model.passage_tokens
             return Budget(tokens, conf.local_llm_passage_sentences)
         return Budget(self.settings.chat.chat_passage_tokens)
 
+    def small(self) -> bool:
+        """Whether the turn is answered by the embedded small model (it reads less)."""
+        return self.fixed is None and self.local is not None
+
     def note(self) -> str | None:
         """What the reader should know about who wrote the answer (None: an operator's model)."""
-        if self.fixed is not None or self.local is None:
+        if not self.small():
             return None
+        assert self.local is not None
         return (
             f"Drafted by a small local model ({self.local.model.title}); it can get numbers and names "
             "wrong. The key quotes above are the papers' own words."

@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -53,6 +55,7 @@ NO_SEARCH = "Search is not available on this server right now."
 FAILED = "Something went wrong while answering; the passages shown are still valid."
 ECHO = "The answer was stopped: it began to repeat the assistant's instructions."
 CONDENSE_TOKENS = 96
+_KEY = re.compile(r"^\[S(\d+)\]", re.MULTILINE)  # a passage's key where the prompt lists it
 _RULES = [
     " ".join(line.lstrip("- ").lower().split()) for line in template("system").splitlines() if len(line) >= 40
 ]
@@ -79,6 +82,8 @@ class Turn:
     papers: tuple[str, ...] = ()  # the scope; empty: the whole archive
     conversation_id: int | None = None
     history: tuple[tuple[str, str], ...] = ()  # earlier (role, text), oldest first
+    # Earlier exchanges as the model saw them (user message sent, reply generated), oldest first.
+    exchanges: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -92,6 +97,8 @@ class Outcome:
     passages: list[KeyedPassage] = field(default_factory=list)
     quotes: list[Quote] = field(default_factory=list)  # key quotes, best first (no model involved)
     note: str | None = None  # what wrote the answer, when the reader should know (a small local model)
+    prompt: str = ""  # the user message the model was sent, and its reply as generated (for follow-ups)
+    reply: str = ""
     references: list[dict[str, Any]] = field(default_factory=list)
     flags: list[dict[str, str]] = field(default_factory=list)
     unsupported: bool = False  # a model answer that cites nothing (set by the checks)
@@ -135,8 +142,8 @@ class Chat:
             else:
                 out.conversation_id = turn.conversation_id
             llm = self.models.current()
-            out.query = await self._condense(llm, turn, out) if turn.history and llm else turn.question
-            found = await self._retrieve(out.query, turn.papers, out)
+            out.query = await self._query(llm, turn, out)
+            found = await self._retrieve(out.query, turn.papers, turn.exchanges, out)
             passages = out.passages = found.passages
             out.quotes = found.quotes
             out.evidence_seconds = time.perf_counter() - started
@@ -191,6 +198,17 @@ class Chat:
         with transaction(self.engine) as db:
             return conversations.create(db, turn.person_id, turn.question).id
 
+    async def _query(self, llm: LLM | None, turn: Turn, out: Outcome) -> str:
+        """What to retrieve for: the question; for a follow-up, the question condensed by the model
+        with the conversation — or, for a small model that rereads the conversation from its prompt
+        cache (a condensing call would evict it), the previous question and this one together."""
+        if not turn.history or llm is None:
+            return turn.question
+        if self.models.small():
+            asked = [text for role, text in turn.history if role == "user"]
+            return f"{asked[-1]} {turn.question}" if asked else turn.question
+        return await self._condense(llm, turn, out)
+
     async def _condense(self, llm: LLM, turn: Turn, out: Outcome) -> str:
         """The follow-up as a standalone question (one short call); the question itself if the
         model does not answer in time or answers nonsense."""
@@ -219,41 +237,56 @@ class Chat:
             return turn.question
         return condensed
 
-    async def _retrieve(self, query: str, papers: Sequence[str], out: Outcome) -> Gathered:
+    async def _retrieve(
+        self, query: str, papers: Sequence[str], exchanges: Sequence[tuple[str, str]], out: Outcome
+    ) -> Gathered:
         if self.evidence is None:
             out.notice = NO_SEARCH
             return Gathered([], [])
         budget = self.models.budget()
+        first = 1 + max((int(n) for u, _ in exchanges for n in _KEY.findall(u)), default=0)
         found = await anyio.to_thread.run_sync(
-            gather, self.evidence, query, list(papers), self.settings.chat, budget, self.embedder
+            partial(gather, first_key=first),
+            self.evidence,
+            query,
+            list(papers),
+            self.settings.chat,
+            budget,
+            self.embedder,
         )
         # What does not fit the model's context beside the answer is not shown either: the
         # evidence is exactly what the model was given.
         limit = self.settings.llm.llm_context_tokens - self.settings.llm.llm_max_answer_tokens
         passages = found.passages
-        while len(passages) > 1 and self._prompt_tokens(query, passages) > limit:
+        while len(passages) > 1 and self._prompt_tokens(query, passages, exchanges) > limit:
             passages = passages[:-1]
         kept = {p.key for p in passages}
         return Gathered(passages, [q for q in found.quotes if q.key in kept])
 
-    def _messages(self, question: str, passages: Sequence[KeyedPassage]) -> list[dict[str, str]]:
-        return [
-            {"role": "system", "content": template("system")},
-            {
-                "role": "user",
-                "content": render(template("answer"), passages=prompt_passages(passages), question=question),
-            },
-        ]
+    def _messages(
+        self, question: str, passages: Sequence[KeyedPassage], exchanges: Sequence[tuple[str, str]] = ()
+    ) -> list[dict[str, str]]:
+        """System rules, earlier exchanges word for word (the server's prompt cache holds them), then
+        this question with its passages."""
+        messages = [{"role": "system", "content": template("system")}]
+        for sent, reply in exchanges:
+            messages += [{"role": "user", "content": sent}, {"role": "assistant", "content": reply}]
+        content = render(template("answer"), passages=prompt_passages(passages), question=question)
+        return [*messages, {"role": "user", "content": content}]
 
-    def _prompt_tokens(self, question: str, passages: Sequence[KeyedPassage]) -> int:
-        return sum(count_tokens(m["content"]) + 4 for m in self._messages(question, passages))
+    def _prompt_tokens(
+        self, question: str, passages: Sequence[KeyedPassage], exchanges: Sequence[tuple[str, str]] = ()
+    ) -> int:
+        return sum(count_tokens(m["content"]) + 4 for m in self._messages(question, passages, exchanges))
 
     async def _generate(
         self, llm: LLM, turn: Turn, passages: list[KeyedPassage], out: Outcome, started: float
     ) -> AsyncGenerator[Event, None]:
         keys = KeyFilter([p.key for p in passages])
-        messages = self._messages(out.query, passages)
-        out.tokens += self._prompt_tokens(out.query, passages)
+        exchanges = self._fitting(turn.exchanges, out.query, passages)
+        messages = self._messages(out.query, passages, exchanges)
+        out.prompt = messages[-1]["content"]
+        out.tokens += self._prompt_tokens(out.query, passages, exchanges)
         parts: list[str] = []
         conf = self.settings.llm
         try:
@@ -290,6 +323,7 @@ class Chat:
             out.answer += tail
             yield Event("token", {"text": tail})
         out.tokens += count_tokens("".join(parts))
+        out.reply = "".join(parts)
         if not out.answer.strip():
             out.answer = ""
             return
@@ -301,6 +335,17 @@ class Chat:
         out.unsupported = checked.unsupported
         out.note = self.models.note()
 
+    def _fitting(
+        self, exchanges: Sequence[tuple[str, str]], question: str, passages: Sequence[KeyedPassage]
+    ) -> list[tuple[str, str]]:
+        """The latest earlier exchanges that fit the model's context beside this prompt and the
+        answer (the oldest go first)."""
+        limit = self.settings.llm.llm_context_tokens - self.settings.llm.llm_max_answer_tokens
+        kept = list(exchanges)
+        while kept and self._prompt_tokens(question, passages, kept) > limit:
+            kept = kept[1:]
+        return kept
+
     async def _save(self, turn: Turn, out: Outcome) -> None:
         if out.conversation_id is None:
             return
@@ -310,6 +355,8 @@ class Chat:
             "passages": [p.to_json(numbers.get(p.key)) for p in out.passages],
             "quotes": [q.to_json(numbers.get(q.key)) for q in out.quotes],
             "note": out.note,
+            "prompt": out.prompt,
+            "reply": out.reply,
             "flags": out.flags,
             "unsupported": out.unsupported,
             "notice": out.notice,

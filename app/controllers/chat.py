@@ -105,7 +105,8 @@ def chat_turn(services: Services, actor: Actor, data: ChatQuestion) -> Turn:
         if conversations.owned(db, actor.person_id, data.conversation_id) is None:
             raise NotFoundException(detail="There is no such conversation.")
         history = conversations.history(db, data.conversation_id, conf.chat_history_turns)
-    return Turn(actor.person_id, question, papers, data.conversation_id, tuple(history))
+        said = conversations.exchanges(db, data.conversation_id, conf.chat_history_turns)
+    return Turn(actor.person_id, question, papers, data.conversation_id, tuple(history), tuple(said))
 
 
 async def admit_question(

@@ -7,6 +7,7 @@ down or slow, limits, conversations that only their owner sees, cancellation on 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -390,12 +391,27 @@ def test_a_follow_up_is_condensed_with_the_conversation_before_retrieval(app: Se
     app.model.script(["Multi-head attention replaces recurrence [S1]."])
     first = ask(app, token)
     conversation_id = only(first, "done")[0]["conversation_id"]
+    first_prompt = user_prompt(app.model.requests[-1].messages)
+
+    def cite_first_given(messages: list[dict[str, str]]) -> list[str]:
+        key = re.search(r"^\[(S\d+)\]", user_prompt(messages), re.MULTILINE)
+        return [f"It uses 8 heads [{key[1] if key else 'S1'}]."]
+
     app.model.script(
         ["How many attention heads does the Transformer base model use?"],  # the condensed question
-        ["It uses 8 heads [S1]."],
+        cite_first_given,
     )
     follow_up = ask(app, token, "And how many heads?", conversation_id=conversation_id)
     condense, answer = app.model.requests
+    # The first exchange word for word before the follow-up (a server's prompt cache reuses it), and
+    # the follow-up's passages keyed after the first's, so an earlier key never names a new passage.
+    assert answer.messages[1:3] == [
+        {"role": "user", "content": first_prompt},
+        {"role": "assistant", "content": "Multi-head attention replaces recurrence [S1]."},
+    ]
+    earlier = {p["key"] for p in only(first, "evidence")[0]["passages"]}
+    later = {p["key"] for p in only(follow_up, "evidence")[0]["passages"]}
+    assert later and not earlier & later
     assert "Follow-up question: And how many heads?" in user_prompt(condense.messages)
     assert QUESTION in user_prompt(condense.messages)  # the conversation so far
     assert "Question: How many attention heads does the Transformer base model use?" in user_prompt(
