@@ -35,9 +35,10 @@ WORDS = 0.6  # weight of the words' share; the cosine gets the rest
 NUMBER_BONUS = 0.08  # a quantity question and a sentence stating a number
 BOUND_BONUS = 0.08  # … a number next to one of the question's words
 NUMBERLESS = 0.6  # what a sentence without a number keeps of its score for a quantity question
-EMBED_MOST = 32  # sentences (best by words) whose cosine is computed
+EMBED_MOST = 64  # sentences (best by words) whose cosine is computed
 JOIN_SHORT = 60  # a sentence shorter than this is joined with its better neighbour
 NEAR = 3  # words either side of a number that it is bound to
+PROSE = 0.6  # a sentence with a smaller share of real words (3+ letters) is scaled down
 PER_PASSAGE = 2  # quotes one passage may give
 RANK_PRIOR = 0.2  # retrieval's order: the first passage's quotes get this much more, the second half
 WIDEN = 1  # sentences added either side of a quote, so it reads in context
@@ -48,6 +49,8 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:%|x|×)?(?![\w])|(?<![\w])\d+(?:\.\d+)?[kKMB]\b")
+# Numbers that state nothing: citation brackets ("[38, 2, 9]") and section numbers ("3.2.3").
+_NOT_A_VALUE = re.compile(r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|^\s*\d+(?:\.\d+)*\s+(?=[A-Z])")
 # Openings that lean on the sentence before ("For each of these we use dk = 64").
 _LEANS_BACK = re.compile(
     r"^(?:for each of (?:these|them|those)|(?:this|these|those|it|they|such|here|thus|hence|therefore|"
@@ -65,10 +68,12 @@ class Scored:
     words: float
     cosine: float
     bonus: float  # negative: a quantity question and no number (the score is scaled by NUMBERLESS)
+    prose: float = 1.0  # how much of the sentence is words, not symbols (formulas, tables)
 
     @property
     def score(self) -> float:
         base = WORDS * self.words + (1 - WORDS) * self.cosine
+        base *= min(1.0, self.prose / PROSE)
         return base * NUMBERLESS if self.bonus < 0 else base + self.bonus
 
 
@@ -94,6 +99,15 @@ class Quote:
         }
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def prose(text: str) -> float:
+    """The share of the sentence's tokens that are words of three letters or more."""
+    tokens = text.split()
+    return sum(bool(_WORD.fullmatch(t.strip(".,;:()[]\"'"))) for t in tokens) / len(tokens) if tokens else 0.0
+
+
 def leans_back(sentence: str) -> bool:
     """Whether the sentence leans on the one before it ("For each of these we use …")."""
     return bool(_LEANS_BACK.match(sentence))
@@ -105,7 +119,7 @@ def is_quantity_question(question: str) -> bool:
 
 def bound_numbers(text: str, wanted: set[str]) -> bool:
     """Whether a number in ``text`` stands within ``NEAR`` words of one of ``wanted`` (stems)."""
-    words = text.split()
+    words = _NOT_A_VALUE.sub(" ", text).split()
     for i, word in enumerate(words):
         if _NUMBER.search(word):
             around = " ".join(words[max(0, i - NEAR) : i] + words[i + 1 : i + 1 + NEAR])
@@ -136,6 +150,7 @@ class SentenceScorer:
         words), -1 for none (the score is then scaled down); 0 for other questions."""
         if not self.quantity:
             return 0.0
+        text = _NOT_A_VALUE.sub(" ", text)
         if not _NUMBER.search(text):
             return -1.0
         return NUMBER_BONUS + (BOUND_BONUS if bound_numbers(text, self.wanted) else 0.0)
@@ -149,7 +164,7 @@ class SentenceScorer:
         cosines = self._cosines(found)
         out: dict[str, list[Scored]] = {key: [] for key, _ in texts}
         for n, (key, i, sentence, words, bonus) in enumerate(found):
-            out[key].append(Scored(key, i, sentence, words, cosines.get(n, 0.0), bonus))
+            out[key].append(Scored(key, i, sentence, words, cosines.get(n, 0.0), bonus, prose(sentence.text)))
         return out
 
     def _cosines(self, found: Sequence[tuple[str, int, Sentence, float, float]]) -> dict[int, float]:
@@ -210,7 +225,12 @@ def key_quotes(
             first, last, score = span
             if score <= 0 or math.isnan(score):
                 break
-            first, last = max(0, first - WIDEN), min(len(scored[key]) - 1, last + WIDEN)
+            every = scored[key]
+            for _ in range(WIDEN):  # context either side, if it is prose (not a formula or a table)
+                if first > 0 and every[first - 1].prose >= PROSE:
+                    first -= 1
+                if last + 1 < len(every) and every[last + 1].prose >= PROSE:
+                    last += 1
             taken.append((first, last))
             start, end = scored[key][first].sentence.start, scored[key][last].sentence.end
             quotes.append(Quote(key, text[start:end], start, end, pages, score + prior))
