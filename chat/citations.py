@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from chat.claims import ClaimCheck, check_claims
 from chat.context import KeyedPassage
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import terms
@@ -40,7 +41,6 @@ _ITEM = re.compile(r"S?\d+", re.IGNORECASE)
 _OPEN = re.compile(r"\[\s*(?:S?\d*(?:\s*[,;]\s*S?\d*)*)?\s*$", re.IGNORECASE)
 _HOLD_MAX = 40
 _NUMBERED = re.compile(r"\[(\d+)\]")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?")
 _QUOTE = re.compile(r"[\"“”]([^\"“”]{12,})[\"“”]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
@@ -86,12 +86,15 @@ class KeyFilter:
 
 @dataclass
 class Flag:
-    kind: str  # "quote" | "number" | "sentence"
+    kind: str  # "not_stated" | "quote" | "sentence"
     text: str
     detail: str
+    against: str = ""  # not_stated: the cited passage's sentence(s) the claim was held against
+    key: str = ""  # … and that passage's key
 
     def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "text": self.text, "detail": self.detail}
+        found = {"kind": self.kind, "text": self.text, "detail": self.detail}
+        return found | ({"against": self.against, "key": self.key} if self.kind == "not_stated" else {})
 
 
 @dataclass
@@ -177,6 +180,7 @@ def verify(
     judged = [i for i, plain in enumerate(plains) if len(terms(plain)) >= MIN_TERMS]
     support = _Support([plains[i] for i in judged], passages, embedder)
     index = {i: n for n, i in enumerate(judged)}
+    claims: list[tuple[str, list[str]]] = []  # judged sentences and the keys they end up citing
     for i, sentence in enumerate(pieces):
         cited = [by_n[int(n)] for n in _NUMBERED.findall(sentence) if int(n) in by_n]
         plain = plains[i]
@@ -193,20 +197,45 @@ def verify(
                 sentence = _add_citation(sentence, n)
             elif not supported_by_cite:
                 flags.append(Flag("sentence", plain, "no given passage supports this sentence"))
+            if cited:
+                claims.append((plain, list(dict.fromkeys(k for k in cited if k in by_key))))
         out.append(sentence)
         if i < len(separators):
             out.append(separators[i])
     text = "".join(out)
+    flags += _not_stated(claims, by_key, embedder)
     cited_text = " ".join(_norm(by_key[k].text) for k in cited_keys if k in by_key)
     given_text = " ".join(_norm(p.text) for p in passages)
     for match in _QUOTE.finditer(_NUMBERED.sub("", text)):
         quote = _norm(match.group(1)).strip(" .,;:")
         if quote and quote not in (cited_text or given_text):
             flags.append(Flag("quote", match.group(1), "not found word for word in a cited passage"))
-    for number in sorted(set(_NUMBER.findall(_NUMBERED.sub("", text)))):
-        if not re.search(rf"(?<![\w.]){re.escape(number)}(?![\w])", cited_text):
-            flags.append(Flag("number", number, "this number is in no cited passage"))
     return Verified(text, numbers, flags)
+
+
+def _not_stated(
+    claims: Sequence[tuple[str, list[str]]], by_key: Mapping[str, KeyedPassage], embedder: Embedder | None
+) -> list[Flag]:
+    """Each cited sentence held against what its passages say (:mod:`chat.claims`): flagged when no
+    passage it cites states it — its numbers about the same thing, its names, direction, negation."""
+    asked: dict[str, list[str]] = {}
+    for sentence, keys in claims:
+        for key in keys:
+            asked.setdefault(key, []).append(sentence)
+    verdicts: dict[tuple[str, str], ClaimCheck] = {}
+    for key, sentences in asked.items():
+        p = by_key[key]
+        for sentence, verdict in zip(
+            sentences, check_claims(sentences, p.text, embedder, p.title), strict=True
+        ):
+            verdicts[(sentence, key)] = verdict
+    flags = []
+    for sentence, keys in claims:
+        found = [verdicts[(sentence, k)] for k in keys]
+        if found and not any(v.supported for v in found):
+            first = found[0]
+            flags.append(Flag("not_stated", sentence, first.reason, first.evidence, keys[0]))
+    return flags
 
 
 def _add_citation(sentence: str, n: int) -> str:

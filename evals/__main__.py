@@ -262,6 +262,41 @@ def answers_command(path: Path, base_url: str | None, no_llm: bool, verbose: boo
     click.echo(json.dumps(figures, indent=2))
 
 
+@cli.command("claims")
+@click.option(
+    "--file",
+    "path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSON lines {"id", "passage", "claim", "supported", "kind"} (evals/claims/README.md).',
+)
+@click.option(
+    "--checker",
+    type=click.Choice(["claims", "citations"]),
+    default="claims",
+    show_default=True,
+    help="claims: the product's claim checker; citations: the chat's earlier check (before/after).",
+)
+@click.option("--no-embedder", is_flag=True, help="Without the bundled embedder (rules and words only).")
+@click.option("-v", "--verbose", is_flag=True, help="Print each claim's verdict to stderr.")
+def claims_command(path: Path, checker: str, no_embedder: bool, verbose: bool) -> None:
+    """Claim checking: flag recall over unsupported claims, false flags over supported ones."""
+    from evals import claims
+    from retrieval.embedder import make_embedder
+
+    try:
+        found = claims.load(path)
+    except claims.ClaimsFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    embedder = None if no_embedder else make_embedder(get_settings())
+    check = claims.product_checker(embedder) if checker == "claims" else claims.citations_checker(embedder)
+    figures, details = claims.run(found, check)
+    if verbose:
+        for record in details:
+            print(json.dumps(record, ensure_ascii=False), file=sys.stderr)
+    click.echo(json.dumps(figures))
+
+
 @cli.command("researchers")
 @click.option(
     "--file",

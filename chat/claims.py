@@ -1,0 +1,590 @@
+"""Claims checked for what they say: is an answer's sentence stated in the passage it cites?
+
+No model: rules over the passage's sentences, with the bundled embedder to find where the claim is
+said. :func:`check_claim` finds the sentence(s) of the passage the claim rests on — the window of one
+or two sentences that shares most of the claim's words (and, with an embedder, its meaning) — and
+then holds the claim against it:
+
+- **numbers** (with their units): every number of the claim must be stated in the passage *about the
+  same thing*. A number is bound to the words around it; when the passage states the claim's number
+  only next to other words, or states another number of the same kind next to the claim's words
+  ("h = 8 … heads" against "64 heads"), the claim is not stated;
+- **names** (methods, datasets, models: capitalised words, acronyms, names with digits such as
+  "GPT-3") must be in the sentences the claim rests on;
+- **direction**: a comparison ("higher", "outperforms", "fewer") must agree with the passage's, and
+  so must the order of the two things compared;
+- **negation** must agree ("does not need" against "needs");
+- a claim that shares too little with any sentence of the passage is **unsupported**.
+
+Each failure says which sentence of the passage the claim was held against, so the reader can judge.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from chat.sentences import Sentence, split
+from retrieval.embedder import Embedder, EmbedderError
+from retrieval.evidence import term_list, terms
+
+log = logging.getLogger(__name__)
+
+Status = Literal["supported", "not_stated"]
+SUPPORTED_WORDS = 0.5  # share of the claim's words the window must hold (or the cosine below)
+SUPPORTED_COSINE = 0.6
+NEAR = 6  # words either side of a number that bind it
+MARGIN = 0.1  # how much more tightly another number must be bound to be the one stated
+NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or unbinds) this much
+WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
+_NUMBER = re.compile(
+    r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
+    r"(?![\w])",
+)
+_NOT_A_VALUE = re.compile(
+    r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
+    r"\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|§|Eq\.|Equation|Appendix|Algorithm|Step)\s*\d+(?:\.\d+)*|"
+    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)"  # a heading: "3.1 GENERATING AND …"
+)
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
+_WORDS_AS_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100,
+}  # fmt: skip
+_NAME = re.compile(
+    r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
+)
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b", re.IGNORECASE
+)
+_UP = [
+    "higher",
+    "more",
+    "larger",
+    "greater",
+    "better",
+    "faster",
+    "increase",
+    "increases",
+    "increased",
+    "increasing",
+    "improve",
+    "improves",
+    "improved",
+    "improving",
+    "outperform",
+    "outperforms",
+    "outperformed",
+    "exceed",
+    "exceeds",
+    "exceeded",
+    "above",
+    "gain",
+    "gains",
+    "boost",
+    "boosts",
+    "superior",
+    "longer",
+    "deeper",
+    "stronger",
+]
+_DOWN = [
+    "lower",
+    "less",
+    "fewer",
+    "smaller",
+    "worse",
+    "slower",
+    "decrease",
+    "decreases",
+    "decreased",
+    "decreasing",
+    "reduce",
+    "reduces",
+    "reduced",
+    "reducing",
+    "underperform",
+    "underperforms",
+    "underperformed",
+    "below",
+    "drop",
+    "drops",
+    "dropped",
+    "degrade",
+    "degrades",
+    "degraded",
+    "inferior",
+    "shorter",
+    "shallower",
+    "weaker",
+    "hurt",
+    "hurts",
+]
+_ANTONYMS = [
+    ("high", "low"),
+    ("linear", "quadrat"),
+    ("most", "least"),
+    ("greater", "least"),
+    ("increas", "decreas"),
+    ("trainabl", "frozen"),
+    ("filter", "unfilt"),
+    ("keep", "discard"),
+    ("superv", "unsuperv"),
+    ("posit", "negat"),
+    ("best", "worst"),
+    ("first", "last"),
+    ("larg", "small"),
+    ("long", "short"),
+    ("same", "differ"),
+    ("independ", "joint"),
+    ("easi", "harder"),
+    ("success", "fail"),
+    ("includ", "exclud"),
+    ("before", "after"),
+    ("earli", "later"),
+    ("major", "minor"),
+    ("maximum", "minimum"),
+    ("open", "close"),
+]  # stems (the lexical tokenizer's), each pair a word and its opposite
+_DIRECTION = {t: 1 for w in _UP for t in term_list(w)} | {t: -1 for w in _DOWN for t in term_list(w)}
+_COMMON_CAPITALS = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "we",
+        "our",
+        "it",
+        "its",
+        "in",
+        "on",
+        "of",
+        "for",
+        "with",
+        "by",
+        "to",
+        "a",
+        "an",
+        "as",
+        "at",
+        "from",
+        "and",
+        "or",
+        "but",
+        "however",
+        "also",
+        "their",
+        "they",
+        "table",
+        "figure",
+        "section",
+        "appendix",
+        "each",
+        "both",
+        "all",
+        "when",
+        "while",
+        "which",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheck:
+    status: Status
+    kind: str  # "" | "number" | "entity" | "direction" | "negation" | "unsupported"
+    reason: str
+    evidence: str  # the passage's sentence(s) the claim was held against
+    evidence_span: tuple[int, int]  # their character offsets in the passage
+
+    @property
+    def supported(self) -> bool:
+        return self.status == "supported"
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    value: float
+    unit: str  # "%", "x" or ""
+    start: int  # token position
+    text: str
+
+
+def check_claim(claim: str, passage: str, embedder: Embedder | None = None, context: str = "") -> ClaimCheck:
+    """Whether ``claim`` is stated in ``passage`` (see the module docstring); ``context`` (the paper's
+    title) also counts for names."""
+    return check_claims([claim], passage, embedder, context)[0]
+
+
+def check_claims(
+    claims: Sequence[str], passage: str, embedder: Embedder | None = None, context: str = ""
+) -> list[ClaimCheck]:
+    """:func:`check_claim` for several claims against one passage (one embedder call)."""
+    windows = _windows(split(passage))
+    cosines = _cosines(embedder, claims, [w.text for w in windows]) if windows else None
+    return [
+        _check(claim, passage, windows, cosines[i] if cosines else None, context)
+        for i, claim in enumerate(claims)
+    ]
+
+
+def _windows(sentences: Sequence[Sentence]) -> list[Sentence]:
+    """Each sentence, and each two neighbours together (a claim may join them)."""
+    out = list(sentences)
+    for a, b in zip(sentences, sentences[1:], strict=False):
+        out.append(Sentence(f"{a.text} {b.text}", a.start, b.end))
+    return out
+
+
+def _cosines(
+    embedder: Embedder | None, claims: Sequence[str], texts: Sequence[str]
+) -> list[list[float]] | None:
+    if embedder is None or not claims:
+        return None
+    try:
+        vectors = embedder.embed([*claims, *texts])
+    except EmbedderError as exc:
+        log.warning("claim checks without embeddings: %s", exc)
+        return None
+    asked, given = vectors[: len(claims)], vectors[len(claims) :]
+    return [[sum(a * b for a, b in zip(u, v, strict=True)) for v in given] for u in asked]
+
+
+def _check(
+    claim: str, passage: str, windows: Sequence[Sentence], cosines: Sequence[float] | None, context: str
+) -> ClaimCheck:
+    wanted = terms(_NOT_A_VALUE.sub(" ", claim)) - _numeric_terms(claim)
+    if not windows or not wanted:
+        return ClaimCheck(
+            "not_stated", "unsupported", "the passage says nothing this sentence says", "", (0, 0)
+        )
+    shares = [len(wanted & terms(w.text)) / len(wanted) for w in windows]
+    has_number = bool(_values(claim)[1])
+    singles = _singles(windows)
+
+    def score(i: int) -> float:
+        value = shares[i] + (cosines[i] if cosines else 0.0)
+        value -= 0.05 if i >= singles else 0.0  # one sentence, unless a pair does clearly better
+        # A claim stating a number rests on a sentence that states numbers.
+        return value - (0.3 if has_number and not _values(windows[i].text)[1] else 0.0)
+
+    best = max(range(len(windows)), key=score)
+    window = windows[best]
+    span = (window.start, window.end)
+
+    def fail(kind: str, reason: str) -> ClaimCheck:
+        return ClaimCheck("not_stated", kind, reason, window.text, span)
+
+    if max(shares) < SUPPORTED_WORDS and not (cosines and max(cosines) >= SUPPORTED_COSINE):
+        return fail("unsupported", "the passage does not say this")
+    problem = _numbers(claim, passage, window.text)
+    if problem:
+        return fail("number", problem)
+    problem = _entities(claim, window.text, f"{context} {passage}")
+    if problem:
+        return fail("entity", problem)
+    if _opposed(claim, window.text):
+        return fail("direction", "the passage states the opposite direction")
+    swapped = _antonym(claim, window.text)
+    if swapped:
+        return fail("direction", f"the passage says {swapped[1]!r} where this says {swapped[0]!r}")
+    if _order_swapped(claim, window.text):
+        return fail("direction", "the passage compares them the other way round")
+    if _negated(claim, wanted) != _negated(_best_sentence(window.text, wanted, claim), wanted):
+        return fail("negation", "the passage says the opposite (a negation does not agree)")
+    return ClaimCheck("supported", "", "", window.text, span)
+
+
+def _singles(windows: Sequence[Sentence]) -> int:
+    return (len(windows) + 1) // 2
+
+
+# -- numbers -----------------------------------------------------------------------------------------
+
+
+def _numeric_terms(text: str) -> set[str]:
+    return {t for t in terms(text) if any(c.isdigit() for c in t)}
+
+
+# "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
+_CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
+
+
+def _values(text: str) -> tuple[list[str], list[_Value]]:
+    """The text's words (lower-cased, for binding) and its numbers at their word positions."""
+    text = _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text))
+    words: list[str] = []
+    values: list[_Value] = []
+    for match in re.finditer(r"\S+", text):
+        token = match.group()
+        word = token.lower().strip(".,;:()[]\"'")
+        found = [m for m in _NUMBER.finditer(token) if m.group()]
+        for m in found:
+            value, unit = _parse(m.group())
+            if token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
+                unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
+            values.append(_Value(value, unit, len(words), m.group()))
+        if not found and word in _WORDS_AS_NUMBERS:
+            values.append(_Value(float(_WORDS_AS_NUMBERS[word]), "word", len(words), word))
+        words.append(word)
+    return words, [v for v in values if not math.isnan(v.value)]
+
+
+def _parse(raw: str) -> tuple[float, str]:
+    """The value and its unit class: "%", "x" (a factor), "scale" (k, M, billion…) or ""."""
+    text = raw.replace(",", "").strip()
+    unit = ""
+    for mark in ("%", "×", "x"):
+        if text.endswith(mark):
+            unit, text = ("x" if mark in "×x" else mark), text[: -len(mark)].strip()
+    for word, factor in _SCALE.items():
+        number = text[: -len(word)].strip()
+        if text.lower().endswith(word) and number.replace(".", "", 1).isdigit():
+            try:
+                return float(number) * factor, "scale"
+            except ValueError:
+                return math.nan, "scale"
+    try:
+        return float(text), unit
+    except ValueError:
+        return math.nan, unit
+
+
+def _context(words: Sequence[str], at: int) -> dict[str, float]:
+    """Stemmed content words near position ``at``, weighted by closeness."""
+    out: dict[str, float] = {}
+    for i in range(max(0, at - NEAR), min(len(words), at + NEAR + 1)):
+        if i == at:
+            continue
+        for t in term_list(words[i].translate(_GREEK)):
+            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
+    return out
+
+
+def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:
+    """The name nearest before position ``at`` in its row or clause (a table row's label, a
+    sentence's subject), folded; None when there is none within reach."""
+    names = {_fold(n) for n in _names(raw)}
+    for i in range(at - 1, max(-1, at - 2 * NEAR), -1):
+        word = _fold(text_words[i].strip(".,;:()[]\"'"))
+        if word in names:
+            return word
+    return None
+
+
+def _binding(claim_ctx: dict[str, float], ctx: dict[str, float]) -> float:
+    return sum(w * ctx[t] for t, w in claim_ctx.items() if t in ctx)
+
+
+def _same(a: _Value, b: _Value) -> bool:
+    """The same value: "two" is 2, "1.5B" is 1.5 billion, "4" states "4×" (a unit may be left out)."""
+    units = {a.unit, b.unit} - {"", "word", "-"}
+    return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
+
+
+def _is_year(v: _Value) -> bool:
+    return not v.unit and v.value.is_integer() and 1900 <= v.value <= 2100 and len(v.text) == 4
+
+
+def _comparable(a: _Value, b: _Value) -> bool:
+    """Numbers of one kind, either of which the passage could give for the other: years with years,
+    the same unit class; words ("two stages") are never rivals."""
+    if _is_year(a) != _is_year(b) or "word" in (a.unit, b.unit):
+        return False
+    return a.unit == b.unit
+
+
+def _numbers(claim: str, passage: str, window: str) -> str | None:
+    """Why the claim's numbers are not stated about the same thing, or None. Every number of the
+    passage comparable with the claim's is scored by how tightly it is bound to the claim's words
+    (nearby words, the name it belongs to — a table row's label, a sentence's subject — and whether
+    it is in the sentence the claim rests on); the claim's own number must not be clearly beaten."""
+    claim_words, claim_values = _values(claim)
+    if not claim_values:
+        return None
+    passage_words, passage_values = _values(passage)
+    claim_names = {_fold(n) for n in _names(claim, anywhere=True)}
+    claim_terms = terms(claim)
+    span = _span_words(passage, window)
+    for value in claim_values:
+        if not any(_same(v, value) for v in passage_values):
+            return f"{value.text} is not in the passage"
+        claim_ctx = _context(claim_words, value.start)
+
+        def score(v: _Value, claim_ctx: dict[str, float] = claim_ctx) -> float:
+            found = _binding(claim_ctx, _context(passage_words, v.start))
+            label = _label(passage_words, passage, v.start)
+            if label is not None and (claim_names or claim_terms):
+                ours = label in claim_names or bool(set(term_list(label)) & claim_terms)
+                found += NAME_WEIGHT if ours else -NAME_WEIGHT
+            return found + (WINDOW_WEIGHT if span[0] <= v.start < span[1] else 0.0)
+
+        own = max(score(v) for v in passage_values if _same(v, value))
+        rivals = [
+            (score(v), v)
+            for v in passage_values
+            if _comparable(v, value) and not any(_same(v, mine) for mine in claim_values)
+        ]
+        if rivals:
+            best, rival = max(rivals, key=lambda r: r[0])
+            if best > own + MARGIN:
+                return f"where the passage says this it gives {rival.text}, not {value.text}"
+    return None
+
+
+def _span_words(passage: str, window: str) -> tuple[int, int]:
+    """The word positions of ``window`` within ``passage`` (as :func:`_values` counts words)."""
+    at = passage.find(window)
+    if at < 0:
+        return (0, 0)
+    before = len(_values(passage[:at])[0])  # citations cut at the window's edge are rare
+    return before, before + len(_values(window)[0])
+
+
+# -- names ----------------------------------------------------------------------------------------------
+
+
+def _entities(claim: str, window: str, passage: str) -> str | None:
+    """A name of the claim missing where the passage says this: swapped for a kindred name there
+    ("English-to-French" for "English-to-German"), or in the passage (and its title) nowhere."""
+    window_names = _names(window, anywhere=True)
+    claim_names = _names(claim)
+    extra = [
+        m
+        for m in window_names
+        if not _plain(m) and not any(_holds_name(n, m) or _holds_name(m, n) for n in claim_names)
+    ]
+    for name in claim_names:
+        if _holds_name(window, name):
+            continue
+        parts = set(_parts(name))
+        kin = [m for m in window_names if _fold(m) != _fold(name) and parts & set(_parts(m))]
+        if kin:
+            return f"the passage says {kin[0]} here, not {name}"
+        if not _plain(name) and len(extra) == 1:  # one name in its place
+            return f"the passage says {extra[0]} here, not {name}"
+        if not _plain(name) and not _holds_name(passage, name):  # "Transformer" may be the paper's subject
+            return f"{name} is not named in the passage"
+    return None
+
+
+def _plain(name: str) -> bool:
+    """A capitalised word ("Transformer"), not an acronym or a name with digits."""
+    return name.isalpha() and name[0].isupper() and name[1:].islower()
+
+
+def _parts(name: str) -> list[str]:
+    return [
+        p for p in re.split(r"[\s\-–_/]+|(?<=[a-zA-Z])(?=\d)", name.lower()) if p and p not in ("to", "of")
+    ]
+
+
+# -- names, direction, negation ---------------------------------------------------------------------
+
+
+def _names(text: str, *, anywhere: bool = False) -> list[str]:
+    """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
+    sentence (at its start only with ``anywhere``... never common function words)."""
+    found = []
+    for match in _NAME.finditer(_NOT_A_VALUE.sub(" ", text)):
+        name = match.group().strip(".-")
+        if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
+            continue
+        plain = name.isalpha() and name[0].isupper() and name[1:].islower()
+        if plain and not _is_proper(text, match.start()):
+            continue
+        found.append(name)
+    return list(dict.fromkeys(found))
+
+
+def _is_proper(text: str, at: int) -> bool:
+    """A capitalised word in mid-sentence (not after a full stop or colon) is a name."""
+    before = text[:at].rstrip()
+    return bool(before) and before[-1] not in ".:!?"
+
+
+_GREEK = str.maketrans(
+    {
+        "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "θ": "theta",
+        "λ": "lambda", "μ": "mu", "π": "pi", "σ": "sigma", "τ": "tau", "ψ": "psi", "ω": "omega",
+    }
+)  # fmt: skip
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"[\s\-–_/]+", "", text.lower().translate(_GREEK))
+
+
+def _holds_name(text: str, name: str) -> bool:
+    return _fold(name) in _fold(text)
+
+
+def _directions(text: str) -> set[int]:
+    """The directions of the comparisons in ``text`` (1 up, -1 down); "not" before one turns it."""
+    found = set()
+    words = text.lower().split()
+    for i, word in enumerate(words):
+        for t in term_list(word):
+            if t in _DIRECTION:
+                negated = any(
+                    w in ("not", "no", "never") or w.endswith("n't") for w in words[max(0, i - 3) : i]
+                )
+                found.add(-_DIRECTION[t] if negated else _DIRECTION[t])
+    return found
+
+
+def _antonym(claim: str, window: str) -> tuple[str, str] | None:
+    """A word of the claim whose opposite the passage's sentence says instead (and not the word)."""
+    mine, theirs = terms(claim), terms(window)
+    for a, b in _ANTONYMS:
+        for word, opposite in ((a, b), (b, a)):
+            if word in mine and opposite in theirs and word not in theirs and opposite not in mine:
+                return word, opposite
+    return None
+
+
+def _opposed(claim: str, window: str) -> bool:
+    """The claim compares one way, the passage's sentence only the other way."""
+    mine, theirs = _directions(claim), _directions(window)
+    return len(mine) == 1 and bool(theirs) and not mine & theirs
+
+
+def _order_swapped(claim: str, window: str) -> bool:
+    """ "A outperforms B" against "B outperforms A": the same two names around a comparison, in the
+    other order (the passive voice aside)."""
+    names = [n for n in _names(claim, anywhere=True) if _holds_name(window, n)]
+    if len(names) < 2 or not _directions(claim) or re.search(r"\w+ed by\b", f"{claim} {window}"):
+        return False
+    a, b = _fold(names[0]), _fold(names[1])
+    fa, fb = _fold(claim), _fold(window)
+    return (fa.find(a) < fa.find(b)) != (fb.find(a) < fb.find(b))
+
+
+def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
+    """Of a window of two sentences, the one the claim rests on: the one stating the claim's
+    numbers, else the one holding more of its words."""
+    mine = _values(claim)[1]
+    parts = split(window)
+
+    def weight(text: str) -> float:
+        states = any(_same(v, m) for v in _values(text)[1] for m in mine)
+        return len(wanted & terms(text)) + (10 if states else 0)
+
+    return max(parts, key=lambda p: weight(p.text)).text if parts else window
+
+
+def _negated(text: str, wanted: set[str]) -> bool:
+    """An odd number of negations that govern the claim's words (within a few words of one)."""
+    words = text.split()
+    count = 0
+    for match in _NEGATION.finditer(text):
+        at = len(text[: match.start()].split())
+        near = " ".join(words[max(0, at - 2) : at + 6])
+        count += bool(terms(near) & wanted)
+    return count % 2 == 1

@@ -1,0 +1,94 @@
+"""Claims checked for what they say (chat.claims): numbers bound to what they count, names, the
+direction of a comparison and negation must agree with the sentence of the passage a claim rests on."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.claims import check_claim, check_claims
+from retrieval.embedder import Embedder, MiniLMEmbedder
+
+HEADS = (
+    "Multi-head attention allows the model to jointly attend to information from different representation "
+    "subspaces at different positions. With a single attention head, averaging inhibits this. In this work "
+    "we employ h = 8 parallel attention layers, or heads. For each of these we use dk = dv = dmodel/h = 64. "
+    "Due to the reduced dimension of each head, the total computational cost is similar to that of "
+    "single-head attention with full dimensionality."
+)
+BLEU = (
+    "On the WMT 2014 English-to-German translation task, the big transformer model outperforms the best "
+    "previously reported models (including ensembles) by more than 2.0 BLEU, establishing a new "
+    "state-of-the-art BLEU score of 28.4. On the WMT 2014 English-to-French translation task, our big model "
+    "achieves a BLEU score of 41.0, outperforming all of the previously published single models, at less "
+    "than 1/4 the training cost of the previous state-of-the-art model."
+)
+TABLE = (
+    "Training time reported on 8×A100s GPUs. Model implementations OpenWebText (ppl) Training time (speedup) "
+    "GPT-2 small - Huggingface 18.2 9.5 days (1.0×) GPT-2 small - FlashAttention 18.2 2.7 days (3.5×) "
+    "GPT-2 medium - Huggingface 14.2 21.0 days (1.0×) GPT-2 medium - FlashAttention 14.3 6.9 days (3.0×)"
+)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return MiniLMEmbedder(threads=1)
+
+
+@pytest.fixture(params=["rules", "rules+embedding"])
+def embedder(request: pytest.FixtureRequest, minilm: Embedder) -> Embedder | None:
+    """The checks hold with and without the embedder (it only helps find where a claim is said)."""
+    return None if request.param == "rules" else minilm
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        ("The base Transformer uses 64 attention heads.", HEADS, False),  # 64 is the heads' dimension
+        ("The Transformer employs 8 parallel attention heads.", HEADS, True),
+        ("Each head has a dimension of 64.", HEADS, True),
+        ("Each head has a dimension of 8.", HEADS, False),
+        ("The big Transformer reaches 28.4 BLEU on English-to-German.", BLEU, True),
+        ("The big Transformer reaches 41.0 BLEU on English-to-German.", BLEU, False),  # French's number
+        ("On English-to-French the big model scores 41.0 BLEU.", BLEU, True),
+        ("On English-to-Spanish the big model beats earlier systems by over 2 BLEU.", BLEU, False),
+        ("The big transformer does not outperform earlier models on English-to-German.", BLEU, False),
+        (
+            "On English-to-German the big model beats earlier systems, ensembles included, by over 2 BLEU.",
+            BLEU,
+            True,
+        ),
+        ("Huggingface needs 21.0 days for GPT-2 medium.", TABLE, True),
+        ("With FlashAttention, GPT-2 small trains in 2.7 days, a 3.5× speedup.", TABLE, True),
+        ("Penguins migrate across frozen southern oceans every winter.", HEADS, False),
+    ],
+)
+def test_claims_are_stated_or_not(claim: str, passage: str, stated: bool, embedder: Embedder | None) -> None:
+    result = check_claim(claim, passage, embedder)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind and result.reason
+    assert (
+        passage[result.evidence_span[0] : result.evidence_span[1]] == result.evidence or not result.evidence
+    )
+
+
+def test_a_failed_claim_names_the_passage_sentence_it_was_held_against() -> None:
+    result = check_claim("The base Transformer uses 64 attention heads.", HEADS)
+    assert result.kind == "number" and "8" in result.reason
+    assert "h = 8 parallel attention layers, or heads" in result.evidence
+
+
+def test_direction_order_and_opposites() -> None:
+    passage = "ViT-H/14 outperforms BiT-R152x4 on the Natural and Structured tasks. Accuracy is low."
+    assert check_claim("ViT-H/14 outperforms BiT-R152x4 on the Natural tasks.", passage).supported
+    assert check_claim("BiT-R152x4 outperforms ViT-H/14 on the Natural tasks.", passage).kind == "direction"
+    assert check_claim("Accuracy is high.", passage).kind == "direction"
+
+
+def test_odd_input_gets_a_verdict_not_an_error() -> None:
+    assert check_claim("Anything at all.", "").status == "not_stated"
+    assert check_claim("", HEADS).status == "not_stated"
+    assert check_claim("Ünïcödé 42 % ☃", "Ünïcödé 42 % ☃ appears here.").status in ("supported", "not_stated")
+    long = " ".join(["The model has 12 layers."] * 500)
+    assert check_claim("The model has 12 layers.", long).supported
+    assert [c.status for c in check_claims([], HEADS)] == []
