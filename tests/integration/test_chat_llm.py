@@ -20,6 +20,8 @@ import openai
 import pytest
 
 from app.main import create_app
+from chat.citations import verify
+from chat.context import KeyedPassage
 from chat.sentences import split
 from ingest.pdf import PdfLimits, parse_pdf
 from settings import SHARED_DATA
@@ -185,3 +187,25 @@ def test_real_answers_are_grounded_in_the_pages_they_cite(
             sentences = [s.text for s in split(text) if len(s.text) > 30]
             assert sentences and all(_flat(s) in pages for s in sentences), (ref, text)
     assert cited, "no answer of the real model carried a reference"
+
+
+def test_a_seeded_wrong_number_is_flagged_against_the_real_evidence(app: Served) -> None:
+    """The passages the real pipeline gives for the heads question; an answer that says 64 heads
+    (the passage says h = 8; 64 is each head's dimension) is marked not stated."""
+    response = httpx.post(
+        f"{app.base}/api/chat",
+        json={"question": GROUNDED[0]},
+        headers={"Authorization": f"Bearer {app.token()}", "Accept": "application/json"},
+        timeout=600,
+    )
+    body = response.json()
+    holding = [p for p in body["passages"] if "h = 8" in p["quote"]]
+    assert holding, "the passage stating the number of heads was not among the evidence"
+    p = holding[0]
+    passage = KeyedPassage(
+        p["key"], p["arxiv_id"], None, p["title"], tuple(p["pages"]), p["quote"], ("x",), "body", 0.0
+    )
+    wrong = verify("The base Transformer uses 64 parallel attention heads [1].", [passage], {p["key"]: 1})
+    assert [f.kind for f in wrong.flags] == ["not_stated"] and "8" in wrong.flags[0].detail
+    right = verify("The base Transformer uses 8 parallel attention heads [1].", [passage], {p["key"]: 1})
+    assert right.flags == []
