@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -436,3 +437,32 @@ def test_the_dock_is_not_offered_to_anonymous_readers_as_a_panel(chromium: Brows
         log.assert_clean()
     finally:
         context.close()
+
+
+HEADS_QUESTION = "How many parallel attention heads does the Transformer base model employ?"
+
+
+def test_key_quotes_come_first_and_a_wrong_number_is_marked(signed_in: Tab) -> None:
+    """ "From the papers" shows the sentence that answers, highlighted in its passage, before the
+    model's prose; the model's sentence whose number the cited passage does not state is marked."""
+    page, model = signed_in.page, signed_in.model
+    model.script(
+        lambda messages: [f"The base Transformer uses 64 parallel attention heads [{first_key(messages)}]."]
+    )
+    ask_on_the_chat_page(page, HEADS_QUESTION)
+    quotes = page.locator("[data-chat-log] ol.key-quotes")
+    quotes.wait_for()
+    expect(quotes.locator("li").first).to_contain_text("h = 8 parallel attention layers, or heads")
+    expect(page.locator("[data-chat-log] .evidence-list mark").first).to_be_visible()
+    marked = page.locator("[data-chat-log] .answer mark.not-stated")
+    marked.wait_for()
+    expect(marked).to_contain_text("64 parallel attention heads")
+    flags = page.get_by_role("list", name="Checks that failed")
+    assert "Not stated in the cited passage" in flags.inner_text()
+    signed_in.log.assert_clean()
+
+
+def first_key(messages: list[dict[str, str]]) -> str:
+    user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    found = re.search(r"^\[(S\d+)\]", user, re.MULTILINE)
+    return found[1] if found else "S1"
