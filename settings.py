@@ -589,7 +589,10 @@ class LocalLLMSettings(_Section):
         description="The GGUF served (sizes, speed, provenance: README, Chat model).",
     )
     local_llm_threads: int = Field(
-        1, ge=1, description="CPU threads for prompt and generation (1 beats 2 on a busy 2-core machine)."
+        0,
+        ge=0,
+        description="CPU threads for prompt and generation; 0: every core (up to 8) — background "
+        "indexing pauses while the model reads a prompt and writes its answer.",
     )
     local_llm_passage_tokens: int | None = Field(
         None,
@@ -707,6 +710,11 @@ class Settings:
         if self.local_llm.local_llm_enabled is not None:
             return self.local_llm.local_llm_enabled
         return self.core.environment != "test"
+
+    @property
+    def foreground_dir(self) -> Path:
+        """Claims of foreground work that background indexing yields to (coordination.foreground)."""
+        return self.core.data_dir / "foreground"
 
     @property
     def local_llm_dir(self) -> Path:

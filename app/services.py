@@ -24,6 +24,7 @@ from catalog.queries import count_papers
 from chat.llm import LLM, ModelChoice, make_llm
 from chat.pipeline import Chat
 from chat.runtime import LocalLLM, RuntimeStatus, port_answers_at
+from coordination.foreground import Foreground
 from coordination.redis import sync_client
 from indexing.contract import WorkerHandle
 from indexing.wiring import make_embedder, open_store, start_in_thread
@@ -63,7 +64,8 @@ class Services:
         self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
         evidence = EvidenceSource(self.search) if self.search is not None else None
         models = ModelChoice(self.settings, self.llm, self.local_llm)
-        self.chat = Chat(self.settings, self.engine, evidence, models, self.embedder)
+        foreground = Foreground(self.settings.foreground_dir)
+        self.chat = Chat(self.settings, self.engine, evidence, models, self.embedder, foreground=foreground)
         self.readiness = Readiness(
             [
                 Check("catalogue", self._catalogue_ready),
@@ -94,7 +96,9 @@ class Services:
             raise
         llm = make_llm(settings.llm, settings.llm.llm_base_url) if settings.llm.llm_base_url else None
         local = (
-            LocalLLM(settings.local_llm, settings.local_llm_dir)
+            LocalLLM(
+                settings.local_llm, settings.local_llm_dir, foreground=Foreground(settings.foreground_dir)
+            )
             if not settings.llm.llm_base_url and settings.local_llm_enabled
             else None
         )

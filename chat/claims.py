@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 from chat.sentences import Sentence, split
@@ -237,7 +238,7 @@ def check_claims(
 def _windows(sentences: Sequence[Sentence]) -> list[Sentence]:
     """Each sentence, and each two neighbours together (a claim may join them)."""
     out = list(sentences)
-    for a, b in zip(sentences, sentences[1:], strict=False):
+    for a, b in pairwise(sentences):
         out.append(Sentence(f"{a.text} {b.text}", a.start, b.end))
     return out
 
@@ -279,7 +280,7 @@ def _check(
     span = (window.start, window.end)
 
     def fail(kind: str, reason: str) -> ClaimCheck:
-        return ClaimCheck("not_stated", kind, reason, window.text, span)
+        return ClaimCheck("not_stated", kind, reason, passage[span[0] : span[1]], span)
 
     if max(shares) < SUPPORTED_WORDS and not (cosines and max(cosines) >= SUPPORTED_COSINE):
         return fail("unsupported", "the passage does not say this")
@@ -298,7 +299,7 @@ def _check(
         return fail("direction", "the passage compares them the other way round")
     if _negated(claim, wanted) != _negated(_best_sentence(window.text, wanted, claim), wanted):
         return fail("negation", "the passage says the opposite (a negation does not agree)")
-    return ClaimCheck("supported", "", "", window.text, span)
+    return ClaimCheck("supported", "", "", passage[span[0] : span[1]], span)
 
 
 def _singles(windows: Sequence[Sentence]) -> int:

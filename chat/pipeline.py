@@ -37,6 +37,7 @@ from chat.citations import KeyFilter, references, verify
 from chat.context import Evidence, Gathered, KeyedPassage, gather, prompt_passages
 from chat.llm import LLM, LLMBusy, LLMUnavailable, ModelChoice, Queue
 from chat.quotes import Quote
+from coordination.foreground import Foreground
 from prompts import render, template
 from retrieval.embedder import Embedder
 from retrieval.tokens import count_tokens
@@ -121,12 +122,15 @@ class Chat:
         models: ModelChoice,
         embedder: Embedder | None = None,
         queue: Queue | None = None,
+        foreground: Foreground | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.evidence = evidence
         self.models = models  # asked per turn: the embedded model may become ready (or go) at any time
         self.embedder = embedder  # key quotes and claim checks embed sentences with it
+        # While a local model answers, background indexing on this machine yields it the cores.
+        self.foreground = foreground
         conf = settings.llm
         self.queue = queue or Queue(conf.llm_concurrency, conf.llm_queue)
 
@@ -292,9 +296,12 @@ class Chat:
         try:
             async with self.queue.turn():
                 out.llm_called = True
-                async with contextlib.aclosing(
-                    llm.stream(messages, max_tokens=conf.llm_max_answer_tokens)
-                ) as stream:
+                async with (
+                    self._foreground("answer"),
+                    contextlib.aclosing(
+                        llm.stream(messages, max_tokens=conf.llm_max_answer_tokens)
+                    ) as stream,
+                ):
                     async with asyncio.timeout(conf.llm_first_token_timeout_seconds):
                         delta = await anext(stream, None)
                     while delta is not None:
@@ -334,6 +341,15 @@ class Chat:
         out.flags = [f.to_json() for f in checked.flags]
         out.unsupported = checked.unsupported
         out.note = self.models.note()
+
+    @contextlib.asynccontextmanager
+    async def _foreground(self, what: str) -> AsyncIterator[None]:
+        """A claim on the cores while a local model works (nothing for a remote one)."""
+        if self.foreground is None or not self.models.small():
+            yield
+            return
+        with self.foreground.claim(what):
+            yield
 
     def _fitting(
         self, exchanges: Sequence[tuple[str, str]], question: str, passages: Sequence[KeyedPassage]

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from chat.local_models import MODELS, LocalModel, assemble, installed_file
+from coordination.foreground import Foreground
 from settings import LocalLLMSettings
 
 log = logging.getLogger(__name__)
@@ -218,8 +219,16 @@ class LocalLLM:
     """The embedded server for one app process: :meth:`start` returns at once and the work goes on
     in a background task; :meth:`stop` ends it and the server."""
 
-    def __init__(self, settings: LocalLLMSettings, directory: Path, *, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        settings: LocalLLMSettings,
+        directory: Path,
+        *,
+        python: str = sys.executable,
+        foreground: Foreground | None = None,
+    ) -> None:
         self.settings = settings
+        self.foreground = foreground  # claimed while compiling: background indexing waits
         self.directory = directory
         self.python = python
         self.model: LocalModel = MODELS[settings.local_llm_model]
@@ -345,7 +354,10 @@ class LocalLLM:
 
     async def _install_server(self) -> None:
         started = time.monotonic()
-        if await ensure_server(self.python, self.directory / "install.log", self._installing):
+        claim = self.foreground.claim("model-build") if self.foreground else contextlib.nullcontext()
+        with claim:
+            installed = await ensure_server(self.python, self.directory / "install.log", self._installing)
+        if installed:
             log.info("chat model: %s installed in %.0f s", SERVER_REQUIREMENT, time.monotonic() - started)
 
     def _installing(self, progress: float, detail: str) -> None:
@@ -397,7 +409,7 @@ class LocalLLM:
             self.python,
             model_file,
             port=self.port,
-            threads=self.settings.local_llm_threads,
+            threads=self.settings.local_llm_threads or min(os.cpu_count() or 1, 8),
             context_tokens=self.settings.local_llm_context_tokens,
             alias=self.model.key,
         )

@@ -61,7 +61,9 @@ def load(path: Path) -> list[Claim]:
                 f'{path}:{number}: expected {{"id", "passage", "claim", "supported", "kind"}}: {exc}'
             ) from exc
         if claim.kind not in KINDS:
-            raise ClaimsFileError(f"{path}:{number}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
+            raise ClaimsFileError(
+                f"{path}:{number}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}"
+            )
         found.append(claim)
     if not found:
         raise ClaimsFileError(f"{path} has no claims")
@@ -103,7 +105,9 @@ def citations_checker(embedder: Embedder | None) -> Callable[[Claim], tuple[bool
     return check
 
 
-def run(claims: list[Claim], check: Callable[[Claim], tuple[bool, str]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run(
+    claims: list[Claim], check: Callable[[Claim], tuple[bool, str]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The figures, and one record per claim."""
     by_kind: dict[str, dict[str, int]] = {}
     details = []

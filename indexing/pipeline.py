@@ -21,6 +21,7 @@ from catalog import arxiv_ids
 from catalog.db import transaction
 from catalog.models import AbstractIndex, FullText, Paper, PaperCategory
 from catalog.text import clean_text, scrub
+from coordination.foreground import Foreground
 from indexing.contract import AbstractsJob, PdfJob
 from ingest.chunking import chunk_paper
 from ingest.fetch import PdfFetcher, pdf_url
@@ -160,9 +161,12 @@ class Pipeline:
         fetcher: PdfFetcher | None = None,
         limits: PdfLimits | None = None,
         should_stop: Callable[[], bool] = lambda: False,
+        pause: Callable[[], object] | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
+        # Between steps: yield the cores to foreground work (the chat model reading a prompt).
+        self.pause = pause or Foreground(settings.foreground_dir).wait
         self.store = store
         self.embedder = embedder
         self._fetcher = fetcher
@@ -276,6 +280,7 @@ class Pipeline:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), EMBED_SLICE):
             self._check_stop()
+            self.pause()
             vectors += self.embedder.embed(texts[start : start + EMBED_SLICE])
         return vectors
 

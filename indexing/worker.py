@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from coordination.foreground import Foreground
 from indexing import status
 from indexing.contract import JobSpec, PdfJob
 from indexing.pipeline import Interrupted, Pipeline
@@ -107,8 +108,14 @@ class EmbeddedWorker:
         self.name = name or worker_name()
         self.stop_event = threading.Event()
         self.queue = EmbeddedQueue(engine)
+        self.foreground = Foreground(settings.foreground_dir)
         self.pipeline = pipeline or Pipeline(
-            settings, engine, store, embedder, should_stop=self.stop_event.is_set
+            settings,
+            engine,
+            store,
+            embedder,
+            should_stop=self.stop_event.is_set,
+            pause=lambda: self.foreground.wait(self.stop_event.is_set),
         )
         self.runner = JobRunner(settings, engine, self.pipeline)
         self.reporter = ProgressReporter(engine, store.name, settings.core.data_dir)
@@ -144,7 +151,9 @@ class EmbeddedWorker:
                 self.stop_event.wait(DB_RETRY)
 
     def _step(self, lease: float, poll: float, until_empty: bool) -> bool:
-        """Claim and run one job, or wait for one; False once ``until_empty`` finds nothing left."""
+        """Claim and run one job, or wait for one; False once ``until_empty`` finds nothing left.
+        Foreground work (a question being answered, the model being built) goes first."""
+        self.foreground.wait(self.stop_event.is_set)
         claimed = self.queue.claim(self._run_id(), lease=lease)
         if claimed is None:
             if self.queue.pending() == 0:
