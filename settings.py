@@ -617,6 +617,12 @@ class LocalLLMSettings(_Section):
     local_llm_dir: Path | None = Field(
         None, description="Where the joined model file and the server's logs live. Empty: `<data_dir>/llm`."
     )
+    local_llm_build: Literal["native", "portable"] = Field(
+        "native",
+        description="How llama.cpp is compiled: `native` for this CPU (its wheel kept in "
+        "`~/.cache/wovepaper/llama-wheels/<cpu key>/`, never used on another CPU), `portable` for any "
+        "x86-64 CPU with AVX2 (slower prompts).",
+    )
     local_llm_start_seconds: float = Field(
         300.0, gt=0, description="Seconds the server may take to load the model before it is restarted."
     )

@@ -20,9 +20,11 @@ import asyncio
 import contextlib
 import ctypes
 import fcntl
+import hashlib
 import http.client
 import logging
 import os
+import platform
 import re
 import shutil
 import signal
@@ -42,11 +44,56 @@ log = logging.getLogger(__name__)
 
 SERVER_VERSION = "0.3.36"
 SERVER_REQUIREMENT = f"llama-cpp-python[server]=={SERVER_VERSION}"
-# PyPI has no wheel for this platform, so pip compiles llama.cpp. Not -march=native: a portable
-# x86-64 build (AVX2/FMA/F16C, llama.cpp's non-native defaults) whose cached wheel runs on other CPUs
-# of this kind; without the multimodal (llava/mtmd) library, which a text-only server never loads
-# (a third less to compile).
-BUILD_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+# PyPI has no wheel for this platform, so llama.cpp is compiled, without the multimodal (llava/mtmd)
+# library, which a text-only server never loads (a third less to compile). "native" builds for this
+# CPU (AVX-512, VNNI… where it has them: prompts read much faster) into a wheel directory keyed by
+# the CPU, so a wheel built for one CPU is never installed on another (pip's own wheel cache is keyed
+# by the source, not by the build flags, so it is not used for it); "portable" is llama.cpp's x86-64
+# baseline (AVX2/FMA/F16C) through pip's cache, for machines whose CPUs differ from run to run.
+CMAKE_ARGS = {
+    "native": "-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF",
+    "portable": "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF",
+}
+BUILD_MARKER = "wovepaper-llama-build.txt"  # in the environment's prefix: which build is installed
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    kind: Literal["native", "portable"]
+    key: str  # names the build: the CPU's identity and flags, the version and the build flags
+    wheels: Path | None  # where a native build's wheel is kept
+
+    @property
+    def cmake_args(self) -> str:
+        return CMAKE_ARGS[self.kind]
+
+
+def cpu_identity(cpuinfo: str) -> str:
+    """The CPU's model name and instruction-set flags (what a native build depends on)."""
+    keep = ("model name", "flags", "vendor_id", "cpu family", "model\t", "features", "cpu part")
+    lines = {
+        line.strip() for line in cpuinfo.splitlines() if line.startswith(keep) or line.startswith("model\t")
+    }
+    return "\n".join(sorted(lines))
+
+
+def plan_build(
+    kind: Literal["native", "portable"], cpuinfo: str | None = None, cache: Path | None = None
+) -> Build:
+    """The build for this machine (``cpuinfo``: /proc/cpuinfo's text; ``cache``: the user's cache)."""
+    if kind == "portable":
+        return Build("portable", f"portable-{SERVER_VERSION}", None)
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            cpuinfo = platform.processor() or platform.machine()
+    digest = hashlib.sha256(
+        "\n".join([SERVER_VERSION, CMAKE_ARGS["native"], platform.machine(), cpu_identity(cpuinfo)]).encode()
+    ).hexdigest()[:16]
+    root = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Build("native", f"native-{SERVER_VERSION}-{digest}", root / "wovepaper" / "llama-wheels" / digest)
+
 
 State = Literal["disabled", "installing", "starting", "ready", "down"]
 _BUILD_STEP = re.compile(r"\[(\d+)/(\d+)\]")
@@ -165,37 +212,89 @@ async def _terminate(process: asyncio.subprocess.Process | None, grace: float = 
             continue
 
 
-async def server_installed(python: str) -> bool:
-    """Is llama-cpp-python's server, this version, importable by ``python``?"""
+async def server_installed(python: str, build: Build | None = None) -> bool:
+    """Is llama-cpp-python's server, this version (and this build, when given), importable by
+    ``python``?"""
     process = await _spawn(
-        python, "-c", "import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)"
+        python,
+        "-c",
+        "import pathlib, sys, llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__); "
+        f"m = pathlib.Path(sys.prefix, {BUILD_MARKER!r}); print(m.read_text().strip() if m.exists() else '')",
     )
     out, _ = await process.communicate()
-    return process.returncode == 0 and out.decode().strip().endswith(SERVER_VERSION)
-
-
-async def ensure_server(python: str, log_file: Path, on_progress: Callable[[float, str], None]) -> bool:
-    """Build and install the server into ``python``'s environment unless it is there; pip's output
-    goes to ``log_file`` and its compile steps to ``on_progress``. True when it installed it."""
-    if await server_installed(python):
+    lines = out.decode().split("\n")
+    version, built = ([*lines, "", ""])[:2]
+    if process.returncode != 0 or not version.strip().endswith(SERVER_VERSION):
         return False
-    on_progress(0.0, f"building {SERVER_REQUIREMENT} (several minutes the first time)")
+    return build is None or built.strip() == build.key
+
+
+async def ensure_server(
+    python: str, log_file: Path, on_progress: Callable[[float, str], None], build: Build | None = None
+) -> bool:
+    """Build and install the server into ``python``'s environment unless this build is there; pip's
+    output goes to ``log_file`` and its compile steps to ``on_progress``. True when it installed it."""
+    build = build or plan_build("native")
+    if await server_installed(python, build):
+        return False
 
     def on_line(line: str) -> None:
         if step := _BUILD_STEP.search(line):
             done, total = int(step[1]), int(step[2])
-            on_progress(done / total, f"compiling llama.cpp: step {done} of {total}")
+            on_progress(done / total, f"compiling llama.cpp for this CPU: step {done} of {total}")
 
-    env = {**os.environ, "CMAKE_ARGS": BUILD_CMAKE_ARGS}
-    command = (python, "-m", "pip", "install", "-v", "--progress-bar", "off", SERVER_REQUIREMENT)
-    pip = await _spawn(*command, env=env, background=True)
-    try:
-        code = await follow_output(pip, log_file, on_line)
-    finally:
-        await _terminate(pip)  # cancelled (the app stops): pip and its compilers stop too
-    if code != 0:
-        raise RuntimeError(f"pip install {SERVER_REQUIREMENT} exited with {code} (log: {log_file})")
+    async def pip(*args: str, env: dict[str, str] | None = None) -> None:
+        process = await _spawn(python, "-m", "pip", *args, env=env, background=True)
+        try:
+            code = await follow_output(process, log_file, on_line)
+        finally:
+            await _terminate(process)  # cancelled (the app stops): pip and its compilers stop too
+        if code != 0:
+            raise RuntimeError(f"pip {args[0]} {SERVER_REQUIREMENT} exited with {code} (log: {log_file})")
+
+    env = {**os.environ, "CMAKE_ARGS": build.cmake_args}
+    quiet = ("-v", "--progress-bar", "off")
+    if build.wheels is None:
+        on_progress(0.0, f"building {SERVER_REQUIREMENT} (several minutes the first time)")
+        await pip("install", *quiet, SERVER_REQUIREMENT, env=env)
+    else:
+        wheel = _built_wheel(build.wheels)
+        if wheel is None:
+            on_progress(0.0, f"building {SERVER_REQUIREMENT} for this CPU (several minutes the first time)")
+            staging = build.wheels.with_name(f"{build.wheels.name}.{os.getpid()}.partial")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            requirement = SERVER_REQUIREMENT.replace("[server]", "")
+            await pip(
+                "wheel", *quiet, "--no-deps", "--no-cache-dir", "-w", str(staging), requirement, env=env
+            )
+            shutil.rmtree(build.wheels, ignore_errors=True)
+            staging.rename(build.wheels)  # complete or absent: a killed build leaves only .partial
+            wheel = _built_wheel(build.wheels)
+            if wheel is None:
+                raise RuntimeError(
+                    f"pip wheel left no llama-cpp-python wheel in {build.wheels} (log: {log_file})"
+                )
+        on_progress(1.0, "installing the llama.cpp server built for this CPU")
+        await pip("install", *quiet, "--force-reinstall", "--no-deps", str(wheel))
+        await pip("install", *quiet, "--find-links", str(build.wheels), SERVER_REQUIREMENT)  # the extras
+    await _mark(python, build)
     return True
+
+
+def _built_wheel(directory: Path) -> Path | None:
+    found = sorted(directory.glob(f"llama_cpp_python-{SERVER_VERSION}-*.whl")) if directory.is_dir() else []
+    return found[0] if found else None
+
+
+async def _mark(python: str, build: Build) -> None:
+    """Record in the environment which build it now holds."""
+    process = await _spawn(
+        python,
+        "-c",
+        f"import pathlib, sys; pathlib.Path(sys.prefix, {BUILD_MARKER!r}).write_text({build.key!r})",
+    )
+    await process.communicate()
 
 
 async def follow_output(
@@ -356,7 +455,10 @@ class LocalLLM:
         started = time.monotonic()
         claim = self.foreground.claim("model-build") if self.foreground else contextlib.nullcontext()
         with claim:
-            installed = await ensure_server(self.python, self.directory / "install.log", self._installing)
+            build = plan_build(self.settings.local_llm_build)
+            installed = await ensure_server(
+                self.python, self.directory / "install.log", self._installing, build
+            )
         if installed:
             log.info("chat model: %s installed in %.0f s", SERVER_REQUIREMENT, time.monotonic() - started)
 
@@ -466,7 +568,8 @@ def main() -> None:
             print(f"{detail} ({progress:.0%})", file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    if asyncio.run(ensure_server(sys.executable, log_file, on_progress)):
+    build = plan_build(LocalLLMSettings().local_llm_build)
+    if asyncio.run(ensure_server(sys.executable, log_file, on_progress, build)):
         print(f"{SERVER_REQUIREMENT} installed in {time.monotonic() - started:.0f} s", file=sys.stderr)
 
 

@@ -186,7 +186,48 @@ async def test_the_shared_test_server_answers(llm_server: str) -> None:  # noqa:
     assert answer.choices[0].message.content and answer.choices[0].finish_reason in ("stop", "length")
 
 
-def fake_python(folder: Path, *, build_exit: int) -> str:
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Native builds of these tests keep their wheels in the test's own cache, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+async def test_a_native_build_is_kept_under_its_cpu_key_and_never_used_on_another_cpu(tmp_path: Path) -> None:
+    from chat.runtime import ensure_server, plan_build
+
+    python = fake_python(tmp_path, build_exit=0, wheel=True)
+    log = tmp_path / "install.log"
+    here = plan_build("native", "model name\t: Xeon\nflags\t\t: avx2 avx512f avx512_vnni\n")
+    there = plan_build("native", "model name\t: EPYC\nflags\t\t: avx2\n")
+    assert here.key != there.key and here.wheels != there.wheels
+    assert here.wheels is not None and there.wheels is not None
+    assert str(tmp_path / "cache") in str(here.wheels)
+    assert await ensure_server(python, log, lambda *_: None, here)
+    built = log.read_text()
+    assert "CMAKE_ARGS=-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF" in built and "--no-cache-dir" in built
+    assert [w.name for w in here.wheels.iterdir()] == ["llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"]
+    # Another CPU finds no wheel of its own: it builds one, and never installs this one.
+    assert not there.wheels.exists()
+    log.write_text("")
+    assert await ensure_server(python, log, lambda *_: None, there)
+    assert " wheel " in log.read_text() and str(here.wheels) not in log.read_text()
+    # The same CPU again: its kept wheel is installed without building.
+    log.write_text("")
+    assert await ensure_server(python, log, lambda *_: None, here)
+    assert " wheel " not in log.read_text() and str(here.wheels) in log.read_text()
+
+
+def test_the_cpu_key_follows_the_flags_not_the_core_count() -> None:
+    from chat.runtime import plan_build
+
+    one = "processor\t: 0\nmodel name\t: Xeon\nflags\t\t: avx2 avx512f\n"
+    two = one + "processor\t: 1\nmodel name\t: Xeon\nflags\t\t: avx2 avx512f\n"
+    assert plan_build("native", one).key == plan_build("native", two).key
+    assert plan_build("native", one).key != plan_build("native", one.replace(" avx512f", "")).key
+    assert plan_build("portable", one).wheels is None
+
+
+def fake_python(folder: Path, *, build_exit: int, wheel: bool = False) -> str:
     """An interpreter stand-in for the build step: llama_cpp is not importable, and `pip install`
     prints compile steps as pip -v shows ninja's, then exits with ``build_exit``."""
     script = folder / "python"
@@ -197,18 +238,28 @@ def fake_python(folder: Path, *, build_exit: int) -> str:
         'echo "CMAKE_ARGS=$CMAKE_ARGS"\n'
         # Steps a poll every 50 ms sees (the installing state lasts ~2 s).
         'for i in 1 2 3 4; do echo "  [$i/4] /usr/bin/g++ -c part$i.cpp"; sleep 0.5; done\n'
-        f"exit {build_exit}\n"
+        # `pip wheel … -w DIR`: leave a wheel there, as pip does.
+        + (
+            'if [ "$3" = "wheel" ]; then while [ "$1" != "-w" ]; do shift; done; '
+            'touch "$2/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"; fi\n'
+            if wheel
+            else ""
+        )
+        + f"exit {build_exit}\n"
     )
     script.chmod(0o755)
     return str(script)
 
 
 async def test_a_missing_server_is_built_portable_with_progress(tmp_path: Path) -> None:
-    from chat.runtime import ensure_server
+    from chat.runtime import ensure_server, plan_build
 
     progress: list[float] = []
     built = await ensure_server(
-        fake_python(tmp_path, build_exit=0), tmp_path / "install.log", lambda p, _: progress.append(p)
+        fake_python(tmp_path, build_exit=0),
+        tmp_path / "install.log",
+        lambda p, _: progress.append(p),
+        plan_build("portable"),
     )
     assert built and progress == [0.0, 0.25, 0.5, 0.75, 1.0]
     log = (tmp_path / "install.log").read_text()
