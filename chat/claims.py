@@ -420,7 +420,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
 
         def score(v: _Value, claim_ctx: dict[str, float] = claim_ctx) -> float:
             found = _binding(claim_ctx, _context(passage_words, v.start))
-            label = _label(passage_words, passage, v.start)
+            label = _label(passage_words, passage, v.start) if _in_table(passage_values, v) else None
             if label is not None and (claim_names or claim_terms):
                 ours = label in claim_names or bool(set(term_list(label)) & claim_terms)
                 found += NAME_WEIGHT if ours else -NAME_WEIGHT
@@ -437,6 +437,12 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
+
+
+def _in_table(values: Sequence[_Value], v: _Value) -> bool:
+    """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
+    not in prose (where words around it do)."""
+    return sum(abs(other.start - v.start) <= NEAR for other in values) >= 4
 
 
 def _span_words(passage: str, window: str) -> tuple[int, int]:

@@ -72,6 +72,24 @@ def test_claims_are_stated_or_not(claim: str, passage: str, stated: bool, embedd
     )
 
 
+ABSTRACT = (
+    "Our model achieves 28.4 BLEU on the WMT 2014 English-to-German translation task, improving over the "
+    "existing best results, including ensembles, by over 2 BLEU. On the WMT 2014 English-to-French "
+    "translation task, our model establishes a new single-model state-of-the-art BLEU score of 41.8 after "
+    "training for 3.5 days on eight GPUs."
+)
+
+
+def test_a_metric_named_next_to_another_number_does_not_take_the_claim_from_its_own() -> None:
+    """From a real answer: "BLEU score of 41.8" sits nearer the words "BLEU score" than 28.4 does,
+    but 28.4 is what the passage states about English-to-German."""
+    claim = (
+        "The Transformer achieves a BLEU score of 28.4 on the WMT 2014 English-to-German translation task."
+    )
+    assert check_claim(claim, ABSTRACT).supported
+    assert check_claim(claim.replace("28.4", "41.8"), ABSTRACT).kind == "number"
+
+
 def test_a_failed_claim_names_the_passage_sentence_it_was_held_against() -> None:
     result = check_claim("The base Transformer uses 64 attention heads.", HEADS)
     assert result.kind == "number" and "8" in result.reason
