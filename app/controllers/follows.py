@@ -23,6 +23,7 @@ from app.auth.guards import actor_of, signed_in
 from app.controllers.account import PRIVATE, in_transaction
 from app.controllers.agents import papers_feed
 from app.controllers.signin import safe_next
+from app.ids import path_id
 from app.negotiation import accept_qualities
 from app.rendering import AppPages
 from catalog.queries import researcher_name, researcher_path
@@ -55,14 +56,14 @@ async def _set_follow(request: Request[Any, Any, Any], researcher_id: int, follo
     )
 
 
-@post("/researchers/{researcher_id:int}/follow", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
-async def follow(request: Request[Any, Any, Any], researcher_id: FromPath[int]) -> Response[Any]:
-    return await _set_follow(request, researcher_id, True)
+@post("/researchers/{researcher_id:str}/follow", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
+async def follow(request: Request[Any, Any, Any], researcher_id: FromPath[str]) -> Response[Any]:
+    return await _set_follow(request, path_id(researcher_id, "researcher"), True)
 
 
-@post("/researchers/{researcher_id:int}/unfollow", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
-async def unfollow(request: Request[Any, Any, Any], researcher_id: FromPath[int]) -> Response[Any]:
-    return await _set_follow(request, researcher_id, False)
+@post("/researchers/{researcher_id:str}/unfollow", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
+async def unfollow(request: Request[Any, Any, Any], researcher_id: FromPath[str]) -> Response[Any]:
+    return await _set_follow(request, path_id(researcher_id, "researcher"), False)
 
 
 @get("/feeds/{name:str}", include_in_schema=False)

@@ -436,3 +436,33 @@ def test_a_reply_reciting_the_system_prompt_is_stopped(app: Served) -> None:
     time.sleep(0.2)
     record = app.model.requests[-1]
     assert record.disconnected_at is not None and record.sent < len(rules) // 12
+
+
+def test_ids_beyond_the_columns_and_bodies_nested_too_deeply_get_a_clear_4xx(app: Served) -> None:
+    """Round three of hardening: a 20-digit id, a non-ASCII digit and a body nested 100,000 deep
+    are the client's mistakes (400/404), never a 5xx."""
+    headers = {"Authorization": f"Bearer {app.token()}", "Accept": "application/json"}
+    deep = b'{"question": "x", "papers": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with httpx.Client(base_url=app.base, timeout=30, headers=headers) as client:
+        huge = client.post("/api/chat", json={"question": QUESTION, "conversation_id": 99999999999999999999})
+        assert huge.status_code == 400 and "conversation_id" in huge.json()["detail"]
+        assert client.post("/api/chat", json={"question": QUESTION, "conversation_id": 0}).status_code == 400
+        assert client.get("/api/chat/conversations/\u0661").status_code == 404  # Arabic-Indic one
+        assert client.get("/api/chat/conversations/99999999999999999999").status_code == 404
+        nested = client.post("/api/chat", content=deep, headers={"Content-Type": "application/json"})
+        assert nested.status_code == 400, nested.text
+        patched = client.patch(
+            "/api/chat/conversations/1",
+            content=deep.replace(b'"question"', b'"title"'),
+            headers={"Content-Type": "application/json"},
+        )
+        assert 400 <= patched.status_code < 500, patched.text
+        mcp = httpx.post(
+            f"{app.base}/mcp",
+            content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}",
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
+        assert mcp.status_code < 500, mcp.text

@@ -39,3 +39,33 @@ def test_a_slug_is_url_safe_and_bounded(text: str) -> None:
     assert slug and len(slug) <= 80
     assert all(c.isascii() and (c.isalnum() or c == "-") for c in slug)
     assert not slug.startswith("-") and not slug.endswith("-")
+
+
+def test_one_id_type_for_paths_and_bodies() -> None:
+    from litestar.exceptions import ClientException, NotFoundException
+
+    from app.ids import MAX_ID, body_id, parse_id, path_id
+
+    assert parse_id("42") == 42 and parse_id(7) == 7 and parse_id(str(MAX_ID)) == MAX_ID
+    for bad in (
+        "0",
+        "-1",
+        "+1",
+        " 1",
+        "1e3",
+        "١",
+        "1.0",
+        "",
+        str(MAX_ID + 1),
+        "9" * 30,
+        True,
+        0,
+        2**64,
+        None,
+        1.5,
+    ):
+        assert parse_id(bad) is None, bad
+    with pytest.raises(NotFoundException):
+        path_id("99999999999999999999", "token")
+    with pytest.raises(ClientException):
+        body_id(99999999999999999999, "conversation_id")
