@@ -64,8 +64,7 @@ class Services:
         self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
         evidence = EvidenceSource(self.search) if self.search is not None else None
         models = ModelChoice(self.settings, self.llm, self.local_llm)
-        foreground = Foreground(self.settings.foreground_dir)
-        self.chat = Chat(self.settings, self.engine, evidence, models, self.embedder, foreground=foreground)
+        self.chat = Chat(self.settings, self.engine, evidence, models, self.embedder)
         self.readiness = Readiness(
             [
                 Check("catalogue", self._catalogue_ready),

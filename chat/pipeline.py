@@ -130,7 +130,7 @@ class Chat:
         self.models = models  # asked per turn: the embedded model may become ready (or go) at any time
         self.embedder = embedder  # key quotes and claim checks embed sentences with it
         # While a local model answers, background indexing on this machine yields it the cores.
-        self.foreground = foreground
+        self.foreground = foreground or Foreground(settings.foreground_dir)
         conf = settings.llm
         self.queue = queue or Queue(conf.llm_concurrency, conf.llm_queue)
 
