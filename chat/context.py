@@ -192,42 +192,53 @@ def gather(
         piece.scored = scored[str(i)]
     # Passages holding the best quotes first; the page order breaks ties.
     order = sorted(range(len(pieces)), key=lambda i: (-best.get(str(i), 0.0), pieces[i].rank))
-    chosen: list[tuple[_Piece, str, int]] = []  # piece, text given, where that text starts in piece.text
+    chosen = _pack([pieces[i] for i in order], budget, conf.chat_passages)
+    passages, found = [], []
+    label = {id(p): str(i) for i, p in enumerate(pieces)}  # the key quotes were found under
+    for n, (piece, text, offset) in enumerate(chosen, start=first_key):
+        passage = _keyed(f"S{n}", piece, text, coverage(wanted, text, ranking.weights))
+        passages.append(passage)
+        for quote in quotes:
+            if quote.key == label[id(piece)] and offset <= quote.start and quote.end - offset <= len(text):
+                found.append(
+                    replace(quote, key=passage.key, start=quote.start - offset, end=quote.end - offset)
+                )
+    found.sort(key=lambda q: -q.score)
+    return Gathered(passages, found[:3])
+
+
+def _pack(pieces: Sequence[_Piece], budget: Budget, most: int) -> list[tuple[_Piece, str, int]]:
+    """In the order given, each piece's text (trimmed to the budget's radius) while the texts fit
+    the token budget (a long one is passed over for a shorter), at most ``most``: (piece, text,
+    where the text starts in the piece's)."""
+    chosen: list[tuple[_Piece, str, int]] = []
     used = 0
-    for i in order:
-        piece = pieces[i]
+    for piece in pieces:
         text, offset = _trim(piece, budget.radius)
         cost = count_tokens(text)
         if used + cost > budget.tokens and chosen:
-            continue  # a long one is passed over for a shorter
+            continue
         chosen.append((piece, text, offset))
         used += cost
-        if len(chosen) == conf.chat_passages:
+        if len(chosen) == most:
             break
-    passages, found = [], []
-    by_piece = {id(p): str(i) for i, p in enumerate(pieces)}
-    for n, (piece, text, offset) in enumerate(chosen, start=first_key):
-        key = f"S{n}"
-        first = piece.first
-        passages.append(
-            KeyedPassage(
-                key=key,
-                arxiv_id=first.arxiv_id,
-                version=first.version,
-                title=first.title,
-                pages=piece.pages,
-                text=text,
-                chunk_ids=tuple(piece.chunks[c].chunk_id for c in sorted(piece.chunks)),
-                kind="body",
-                coverage=round(coverage(wanted, text, ranking.weights), 3),
-                pdf_url=first.pdf_url,
-            )
-        )
-        for quote in quotes:
-            if quote.key == by_piece[id(piece)] and offset <= quote.start and quote.end - offset <= len(text):
-                found.append(replace(quote, key=key, start=quote.start - offset, end=quote.end - offset))
-    found.sort(key=lambda q: -q.score)
-    return Gathered(passages, found[:3])
+    return chosen
+
+
+def _keyed(key: str, piece: _Piece, text: str, share: float) -> KeyedPassage:
+    first = piece.first
+    return KeyedPassage(
+        key=key,
+        arxiv_id=first.arxiv_id,
+        version=first.version,
+        title=first.title,
+        pages=piece.pages,
+        text=text,
+        chunk_ids=tuple(piece.chunks[c].chunk_id for c in sorted(piece.chunks)),
+        kind="body",
+        coverage=round(share, 3),
+        pdf_url=first.pdf_url,
+    )
 
 
 def _judge(ranking: EvidenceRanking, wanted: set[str], conf: ChatSettings) -> list[_Piece]:
