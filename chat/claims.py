@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 Status = Literal["supported", "not_stated"]
 SUPPORTED_WORDS = 0.5  # share of the claim's words the window must hold (or the cosine below)
 SUPPORTED_COSINE = 0.6
+SWAP_SHARE = 0.6  # a sentence holding this much of a claim's words says the same thing (but a name)
 NEAR = 6  # words either side of a number that bind it
 MARGIN = 0.1  # how much more tightly another number must be bound to be the one stated
 NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or unbinds) this much
@@ -49,7 +50,8 @@ _NUMBER = re.compile(
 _NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
     r"\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|§|Eq\.|Equation|Appendix|Algorithm|Step)\s*\d+(?:\.\d+)*|"
-    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)"  # a heading: "3.1 GENERATING AND …"
+    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
+    r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])"  # "… rule. 4 Results We applied"
 )
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _WORDS_AS_NUMBERS = {
@@ -57,7 +59,7 @@ _WORDS_AS_NUMBERS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100,
 }  # fmt: skip
 _NAME = re.compile(
-    r"\b(?:[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
+    r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
 )
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b", re.IGNORECASE
@@ -287,7 +289,7 @@ def _check(
     problem = _numbers(claim, passage, window.text)
     if problem:
         return fail("number", problem)
-    problem = _entities(claim, window.text, f"{context} {passage}")
+    problem = _entities(claim, window.text, f"{context} {passage}", shares[best])
     if problem:
         return fail("entity", problem)
     if _opposed(claim, window.text):
@@ -457,15 +459,18 @@ def _span_words(passage: str, window: str) -> tuple[int, int]:
 # -- names ----------------------------------------------------------------------------------------------
 
 
-def _entities(claim: str, window: str, passage: str) -> str | None:
+def _entities(claim: str, window: str, passage: str, share: float) -> str | None:
     """A name of the claim missing where the passage says this: swapped for a kindred name there
-    ("English-to-French" for "English-to-German"), or in the passage (and its title) nowhere."""
+    ("English-to-French" for "English-to-German"), or — in a sentence that otherwise says what the
+    claim says (``share`` of its words) — for the one other name there; or in the passage (and its
+    title) nowhere."""
     window_names = _names(window, anywhere=True)
     claim_names = _names(claim)
+    every = _names(claim, anywhere=True)
     extra = [
         m
         for m in window_names
-        if not _plain(m) and not any(_holds_name(n, m) or _holds_name(m, n) for n in claim_names)
+        if not _plain(m) and not any(_holds_name(n, m) or _holds_name(m, n) for n in every)
     ]
     for name in claim_names:
         if _holds_name(window, name):
@@ -474,7 +479,7 @@ def _entities(claim: str, window: str, passage: str) -> str | None:
         kin = [m for m in window_names if _fold(m) != _fold(name) and parts & set(_parts(m))]
         if kin:
             return f"the passage says {kin[0]} here, not {name}"
-        if not _plain(name) and len(extra) == 1:  # one name in its place
+        if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
             return f"the passage says {extra[0]} here, not {name}"
         if not _plain(name) and not _holds_name(passage, name):  # "Transformer" may be the paper's subject
             return f"{name} is not named in the passage"
@@ -525,7 +530,7 @@ _GREEK = str.maketrans(
 
 
 def _fold(text: str) -> str:
-    return re.sub(r"[\s\-–_/]+", "", text.lower().translate(_GREEK))
+    return re.sub(r"[\s\-–_/'’]+", "", text.lower().translate(_GREEK))
 
 
 def _holds_name(text: str, name: str) -> bool:
