@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from accounts.models import PERSONAL_TABLES, ApiToken, Follow, Identity, Person
 from catalog.models import Researcher
 from catalog.queries import PaperSummary, papers_by_researchers, researcher_path
+from catalog.text import human_text
 
 TOKEN_PREFIX = "wvp_"  # noqa: S105 - a marker, not a secret
 FEED_PREFIX = "wvf_"
@@ -182,8 +183,8 @@ def sign_in(
 
 def _display_name(name: str | None, email: str | None, subject: str) -> str:
     for candidate in (name, (email or "").split("@")[0], subject):
-        if candidate and candidate.strip():
-            return " ".join(candidate.split())[:200]
+        if candidate and human_text(candidate):
+            return human_text(candidate)[:200]
     return "Reader"
 
 
@@ -297,7 +298,7 @@ def create_token(
     session: Session, person_id: int, *, name: str, scopes: set[str], expires_at: dt.datetime | None
 ) -> tuple[str, TokenView]:
     """A new token: the secret (shown once, never stored) and what is stored about it."""
-    name = " ".join(name.split())
+    name = human_text(name)
     if not name or len(name) > 100:
         raise AccountError("Give the token a name of 1 to 100 characters, e.g. the agent that will use it.")
     unknown = scopes - set(SCOPES)

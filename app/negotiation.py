@@ -58,3 +58,9 @@ def wants_markdown(method: str, accept: str | None) -> bool:
 def choose(method: str, accept: str | None, suffix: bool) -> Format:
     """The representation to send: the ``.md`` suffix wins, then the ``Accept`` header."""
     return "markdown" if suffix or wants_markdown(method, accept) else "html"
+
+
+def is_json(content_type: str) -> bool:
+    """``application/json`` or a ``+json`` type, parameters aside."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")

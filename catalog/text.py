@@ -7,15 +7,26 @@ PDFs and metadata, so everything bound for the catalogue or the vector store pas
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from anyascii import anyascii
 
+_JOINERS = frozenset("\u200c\u200d")
 _UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 def scrub(text: str) -> str:
     """Remove NUL bytes, lone surrogates and control characters; keep newlines and tabs."""
     return _UNSAFE.sub("", text)
+
+
+def human_text(text: str) -> str:
+    """A name or title a person gave, safe to show: :func:`clean_text` without invisible format
+    characters (Unicode Cf) — bidi overrides and isolates that turn the text around when shown
+    ("\u202egnp.exe"), zero-width spaces and the like — except the zero-width joiner and non-joiner,
+    which some scripts and emoji need."""
+    kept = "".join(c for c in scrub(text) if c in _JOINERS or unicodedata.category(c) != "Cf")
+    return " ".join(kept.split())
 
 
 def transliterate(text: str) -> str:

@@ -17,6 +17,7 @@ from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text,
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from catalog.models import Base
+from catalog.text import human_text
 
 TITLE_CHARS = 200
 Role = Literal["user", "assistant"]
@@ -62,7 +63,7 @@ class Summary:
 
 
 def title_for(question: str) -> str:
-    text = " ".join(question.split())
+    text = human_text(question)
     return text if len(text) <= 80 else text[:79].rstrip() + "…"
 
 

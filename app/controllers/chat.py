@@ -30,16 +30,21 @@ import anyio.to_thread
 from litestar import Controller, HttpMethod, Request, Response, delete, get, patch, post, route
 from litestar.connection import ASGIConnection
 from litestar.exceptions import ClientException, HTTPException, NotFoundException
+from litestar.handlers.base import BaseRouteHandler
 from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
-from litestar.status_codes import HTTP_204_NO_CONTENT, HTTP_413_REQUEST_ENTITY_TOO_LARGE
+from litestar.status_codes import (
+    HTTP_204_NO_CONTENT,
+    HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+)
 from litestar.types import ControllerRouterHandler
 
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.auth.requester import Actor
 from app.auth.wiring import auth_state
 from app.ids import body_id, path_id
-from app.negotiation import accept_qualities
+from app.negotiation import accept_qualities, is_json
 from app.services import AppServices, Services
 from catalog import arxiv_ids
 from catalog.db import transaction
@@ -156,6 +161,17 @@ async def admit_question(
     return finish
 
 
+class NotJson(HTTPException):
+    status_code = HTTP_415_UNSUPPORTED_MEDIA_TYPE
+
+
+def json_body(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A JSON endpoint reads JSON only: another content type is a 415 before the body is read
+    (a page elsewhere cannot post it as a "simple" form or text request)."""
+    if not is_json(connection.headers.get("content-type", "")):
+        raise NotJson(detail="Send the body as JSON (Content-Type: application/json).")
+
+
 def _format(request: Request[Any, Any, Any]) -> str:
     qualities = accept_qualities(request.headers.get("accept", ""))
     stream = qualities.get("text/event-stream", 0.0)
@@ -245,7 +261,7 @@ def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
 
 @post(
     "/api/chat",
-    guards=[session_or_token("chat")],
+    guards=[session_or_token("chat"), json_body],
     tags=["chat"],
     summary="Ask the papers a question",
     description="Evidence first, then a streamed answer whose citations are checked by code. Body "
@@ -254,7 +270,7 @@ def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
     "`done`, `error`) unless `Accept` prefers `application/json` or `text/markdown`. 413 for a "
     "question over the length limit, 404 for a conversation that is not yours, 429 with "
     "`Retry-After` over the chat limits.",
-    raises=[SignInRequired, InsufficientScope, NotFoundException, QuestionTooLong],
+    raises=[SignInRequired, InsufficientScope, NotFoundException, QuestionTooLong, NotJson],
     status_code=200,
 )
 async def ask(
@@ -410,10 +426,10 @@ class ConversationController(Controller):
 
     @patch(
         "/",
-        guards=[session_or_token("chat")],
+        guards=[session_or_token("chat"), json_body],
         tags=["chat"],
         summary="Rename one of your conversations",
-        raises=[SignInRequired, InsufficientScope, NotFoundException],
+        raises=[SignInRequired, InsufficientScope, NotFoundException, NotJson],
     )
     async def rename_conversation(
         self,

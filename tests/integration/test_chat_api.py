@@ -466,3 +466,18 @@ def test_ids_beyond_the_columns_and_bodies_nested_too_deeply_get_a_clear_4xx(app
             headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
         )
         assert mcp.status_code < 500, mcp.text
+
+
+def test_json_endpoints_take_json_only(app: Served) -> None:
+    headers = {"Authorization": f"Bearer {app.token()}", "Accept": "application/json"}
+    body = json.dumps({"question": QUESTION})
+    with httpx.Client(base_url=app.base, timeout=30, headers=headers) as client:
+        for kind in ("text/plain", "application/x-www-form-urlencoded", ""):
+            sent = client.post("/api/chat", content=body, headers={"Content-Type": kind} if kind else {})
+            assert sent.status_code == 415, (kind, sent.status_code)
+        renamed = client.patch(
+            "/api/chat/conversations/1",
+            content=json.dumps({"title": "x"}),
+            headers={"Content-Type": "text/plain"},
+        )
+        assert renamed.status_code == 415

@@ -69,3 +69,14 @@ def test_one_id_type_for_paths_and_bodies() -> None:
         path_id("99999999999999999999", "token")
     with pytest.raises(ClientException):
         body_id(99999999999999999999, "conversation_id")
+
+
+def test_names_and_titles_people_give_lose_invisible_format_characters() -> None:
+    from catalog.text import human_text
+    from chat.conversations import title_for
+
+    assert human_text("\u202egnp.exe") == "gnp.exe"  # a right-to-left override shows text reversed
+    assert human_text("a\u2066b\u2069 c\u200bd\u00ad") == "ab cd"  # isolates, zero-width space, soft hyphen
+    assert human_text("👩\u200d💻 नमस्\u200dते") == "👩\u200d💻 नमस्\u200dते"  # joiners stay
+    assert human_text(" \x00 two\n\tlines ") == "two lines"
+    assert title_for("What \u202edoes it mean?") == "What does it mean?"
