@@ -585,6 +585,11 @@ def transport_security(public_url: str) -> TransportSecuritySettings:
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """``/mcp``: the SDK's app, with the request recorded for the tools and its cookies dropped; a
     call to ``ask`` through the SDK's token check."""
+    if scope.get("method") in ("GET", "DELETE"):
+        # A stateless server: no stream of server-initiated messages to open (an idle SSE stream
+        # per anonymous GET would hold a connection no limit counts) and no session to end.
+        await _not_offered(send)
+        return
     agents: AgentServer = scope["app"].state.mcp
     forwarded: dict[str, Any] = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"cookie"]}
     target: Any = agents.asgi
@@ -599,6 +604,18 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         await target(forwarded, cast(Any, receive), cast(Any, send))
     finally:
         _CONNECTION.reset(token)
+
+
+async def _not_offered(send: Send) -> None:
+    error = {"code": -32000, "message": "Method not allowed: POST JSON-RPC messages to /mcp."}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [
+        (b"allow", b"POST"),
+        (b"content-type", b"application/json"),
+        (b"content-length", b"%d" % len(body)),
+    ]
+    await send({"type": "http.response.start", "status": 405, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, Receive]:

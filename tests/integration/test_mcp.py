@@ -473,3 +473,14 @@ def test_every_address_the_developers_page_links_answers(site: McpSite) -> None:
         for url in sorted(urls - {site.endpoint}):
             assert url.startswith(site.base + "/"), url
             assert client.get(url).status_code == 200, url
+
+
+def test_no_stream_is_opened_by_a_get_and_no_session_ended_by_a_delete(site: McpSite) -> None:
+    """A stateless server: GET (the server-to-client stream) and DELETE (ending a session) are 405
+    at once, for anyone — no idle connection a limit does not count."""
+    for method in ("GET", "DELETE"):
+        answer = httpx.request(
+            method, site.endpoint, headers={"Accept": "text/event-stream, application/json"}, timeout=5
+        )
+        assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+        assert answer.json()["error"]["code"] == -32000
