@@ -5,8 +5,10 @@ frees. Both implementations must agree."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -56,11 +58,23 @@ async def test_charges_count_even_past_the_limit(limiter: Limiter) -> None:
     assert not (await limiter.hit("spent", 10, 60)).allowed
 
 
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 15.0) -> float:
+    """Seconds until ``check`` holds, polling; fails after ``within`` (a deadline, not a stopwatch:
+    a busy machine may be slow, never wrong)."""
+    started = time.monotonic()
+    while not await check():
+        assert time.monotonic() - started < within, "the condition never held"
+        await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
 async def test_a_window_ends_and_the_count_starts_again(limiter: Limiter) -> None:
-    assert (await limiter.hit("short", 1, 0.4)).allowed
-    assert not (await limiter.hit("short", 1, 0.4)).allowed
-    await asyncio.sleep(0.6)
-    assert (await limiter.hit("short", 1, 0.4)).allowed
+    started = time.monotonic()
+    assert (await limiter.hit("short", 1, 2)).allowed
+    assert not (await limiter.hit("short", 1, 2)).allowed
+    waited = await eventually(lambda: _allowed(limiter.hit("short", 1, 2)))
+    assert time.monotonic() - started >= 1.9 - 0.05  # not before the window ended
+    assert waited > 0
 
 
 async def test_slots_are_limited_released_and_lapse_when_a_holder_dies(limiter: Limiter) -> None:
@@ -71,10 +85,9 @@ async def test_slots_are_limited_released_and_lapse_when_a_holder_dies(limiter: 
     await limiter.release(first)
     assert (await limiter.acquire("streams", 2, 30))[0] is not None
 
-    crashed, _ = await limiter.acquire("crash", 1, 0.5)  # never released: its process died
-    assert crashed is not None and (await limiter.acquire("crash", 1, 0.5))[0] is None
-    await asyncio.sleep(0.7)
-    assert (await limiter.acquire("crash", 1, 0.5))[0] is not None
+    crashed, _ = await limiter.acquire("crash", 1, 2)  # never released: its process died
+    assert crashed is not None and (await limiter.acquire("crash", 1, 2))[0] is None
+    await eventually(lambda: _acquired(limiter.acquire("crash", 1, 2)))  # the slot lapses
 
 
 async def test_a_held_slot_is_kept_alive_and_freed_on_exit(limiter: Limiter) -> None:
@@ -86,3 +99,11 @@ async def test_a_held_slot_is_kept_alive_and_freed_on_exit(limiter: Limiter) -> 
         assert int(refused.value.retry_after_header) >= 1
     async with limiter.slot("held", 1, 0.6):
         pass
+
+
+async def _allowed(hit: Awaitable[Any]) -> bool:
+    return bool((await hit).allowed)
+
+
+async def _acquired(acquiring: Awaitable[tuple[Any, float]]) -> bool:
+    return (await acquiring)[0] is not None
