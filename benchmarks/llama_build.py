@@ -72,7 +72,9 @@ def main() -> None:
                 seen[name].append(measure(target, args.gguf, threads, args.tokens, text))
         load = os.getloadavg()[0]
         row = {name: round(statistics.median(v), 1) for name, v in seen.items()}
-        print(json.dumps({"threads": threads, "prompt_tokens": args.tokens, "tokens_per_s": row, "load": load}))
+        print(
+            json.dumps({"threads": threads, "prompt_tokens": args.tokens, "tokens_per_s": row, "load": load})
+        )
 
 
 if __name__ == "__main__":

