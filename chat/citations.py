@@ -97,6 +97,20 @@ class Flag:
         return found | ({"against": self.against, "key": self.key} if self.kind == "not_stated" else {})
 
 
+# How an answer says the papers do not answer (the prompt asks the model to say so).
+_DECLINE = re.compile(
+    r"do(?:es)? not (?:answer|say|mention|provide|contain|specify|state)|"
+    r"cannot (?:answer|tell|find|determine)|no information|"
+    r"not (?:mentioned|stated|provided|answered|specified)|passages do not|unable to answer",
+    re.IGNORECASE,
+)
+
+
+def declines(text: str) -> bool:
+    """Whether ``text`` says the papers do not answer."""
+    return bool(_DECLINE.search(text))
+
+
 @dataclass
 class Verified:
     answer: str  # markdown with [n], attributed citations added
@@ -105,7 +119,8 @@ class Verified:
 
     @property
     def unsupported(self) -> bool:
-        return not self.numbers
+        """An answer citing nothing that does not simply decline."""
+        return not self.numbers and not declines(self.answer)
 
 
 def _norm(text: str) -> str:
@@ -177,7 +192,9 @@ def verify(
     pieces = _SENTENCE_END.split(answer)
     separators = _SENTENCE_END.findall(answer)
     plains = [_NUMBERED.sub("", sentence).strip() for sentence in pieces]
-    judged = [i for i, plain in enumerate(plains) if len(terms(plain)) >= MIN_TERMS]
+    # A sentence declining to answer is judged by nothing: attributing it would dress a refusal
+    # up as a cited answer.
+    judged = [i for i, plain in enumerate(plains) if len(terms(plain)) >= MIN_TERMS and not declines(plain)]
     support = _Support([plains[i] for i in judged], passages, embedder)
     index = {i: n for n, i in enumerate(judged)}
     claims: list[tuple[str, list[str]]] = []  # judged sentences and the keys they end up citing

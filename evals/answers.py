@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import arxiv_ids
+from chat.citations import declines
 from chat.llm import LLM, ModelChoice
 from chat.pipeline import NO_EVIDENCE, UNAVAILABLE, Chat, Outcome, Turn
 from chat.runtime import LocalLLM
@@ -44,11 +45,6 @@ from retrieval.evidence import EvidenceSource
 from retrieval.search import SearchService
 from settings import Settings
 
-_REFUSAL = re.compile(
-    r"do(?:es)? not (?:answer|say|mention|provide|contain)|cannot (?:answer|tell|find)|no information|"
-    r"not (?:mentioned|stated|provided|answered)|passages do not|unable to answer",
-    re.IGNORECASE,
-)
 _CITE = re.compile(r"\[(\d+)\]")
 
 
@@ -120,7 +116,7 @@ def quote_hit(q: GoldQuestion, outcome: Outcome, k: int) -> bool:
 def abstained(outcome: Outcome) -> bool:
     if outcome.notice == NO_EVIDENCE:
         return True
-    return bool(outcome.answer) and bool(_REFUSAL.search(outcome.answer)) and not outcome.references
+    return bool(outcome.answer) and declines(outcome.answer) and not outcome.references
 
 
 def _percentile(values: list[float], q: float) -> float | None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chat.citations import KeyFilter, references, verify
+from chat.citations import KeyFilter, declines, references, verify
 from chat.context import KeyedPassage
 from retrieval.embedder import Embedder, EmbedderError, MiniLMEmbedder
 
@@ -161,3 +161,10 @@ def test_a_wrong_citation_is_corrected_to_the_passage_that_supports_it(minilm: E
 def test_a_failing_embedder_leaves_the_lexical_overlap_to_decide() -> None:
     broken = verify(PARAPHRASE, [ADAM, RESNET], {}, BrokenEmbedder())
     assert broken == verify(PARAPHRASE, [ADAM, RESNET], {})
+
+
+def test_a_refusal_is_not_dressed_up_as_a_cited_answer(embedder: Embedder | None) -> None:
+    checked = verify("The passages do not answer how Adam is initialised.", [ADAM, RESNET], {}, embedder)
+    assert checked.numbers == {} and checked.flags == []
+    assert not checked.unsupported  # it declines; it does not pretend
+    assert declines(checked.answer) and not declines("Adam uses 0.001 as its step size [1].")
