@@ -1,7 +1,8 @@
 """Typed settings, one class per concern, all read from ``WOVEPAPER_*`` environment variables.
 
 Every field is documented by its ``description``; ``tests/unit/test_docs.py`` fails when a field is
-missing from the README's configuration table. Read settings through :func:`get_settings` (cached);
+missing from the manual's configuration page, which ``scripts/docs_hooks.py`` generates from these
+fields (``docs/configuration.md``). Read settings through :func:`get_settings` (cached);
 tests call ``get_settings.cache_clear()`` after changing the environment.
 """
 
@@ -36,7 +37,9 @@ def secret(*, description: str, required_in_production: bool = False, min_chars:
 
 class CoreSettings(_Section):
     environment: Literal["development", "production", "test"] = Field(
-        "development", description="`development` enables debug views; `production` refuses unsafe defaults."
+        "development",
+        description="`development` enables debug views; `production` refuses to start with unsafe "
+        "settings, listing them (`settings.production_problems()`).",
     )
     data_dir: Path = Field(
         PROJECT_ROOT / "data",
@@ -95,8 +98,9 @@ class PagesSettings(_Section):
 class RedisSettings(_Section):
     redis_url: str = Field(
         "",
-        description="Redis URL (`redis://127.0.0.1:6379/0`). Empty: in-process queue, caches and limits "
-        "(single process only).",
+        description="Redis URL (`redis://127.0.0.1:6379/0`) for the job queue, caches, sessions, rate "
+        "limits and the arXiv pace when scaled out. Empty: in-process queue, caches and limits (single "
+        "process only).",
     )
 
 
@@ -109,10 +113,12 @@ class ArxivSettings(_Section):
     request every 3 s, so all three share one pace across every process of the deployment."""
 
     arxiv_api_url: str = Field(
-        "https://export.arxiv.org/api/query", description="arXiv API query endpoint (Atom)."
+        "https://export.arxiv.org/api/query",
+        description="arXiv API query endpoint (Atom), used by `python -m ingest arxiv`.",
     )
     arxiv_oai_pmh_url: str = Field(
-        "https://oaipmh.arxiv.org/oai", description="arXiv OAI-PMH base URL (`metadataPrefix=arXiv`)."
+        "https://oaipmh.arxiv.org/oai",
+        description="arXiv OAI-PMH base URL (`metadataPrefix=arXiv`), used by `python -m ingest oai`.",
     )
     arxiv_interval_seconds: float = Field(
         3.0,
@@ -136,7 +142,8 @@ class ArxivSettings(_Section):
     arxiv_max_wait_seconds: float = Field(
         300.0,
         ge=0,
-        description="Longest `Retry-After` honoured; arXiv asking for more fails the request, saying so.",
+        description="Longest `Retry-After` honoured; arXiv asking for more fails the request with that "
+        "reason.",
     )
     arxiv_page_size: int = Field(
         100, ge=1, le=2000, description="Results per arXiv API request (arXiv allows at most 2,000)."
@@ -152,7 +159,10 @@ class ParserSettings(_Section):
     """Limits of the sandboxed PDF parser; a PDF over any of them fails with the reason."""
 
     pdf_max_bytes: int = Field(
-        64 * 1024 * 1024, ge=1, description="Largest PDF downloaded or parsed, in bytes."
+        64 * 1024 * 1024,
+        ge=1,
+        description="Largest PDF downloaded or parsed, in bytes (64 MiB); a larger one is rejected with "
+        "the reason (a download stops reading there).",
     )
     pdf_max_pages: int = Field(500, ge=1, description="Most pages a parsed PDF may have.")
     pdf_max_chars_per_page: int = Field(
@@ -162,7 +172,10 @@ class ParserSettings(_Section):
         60.0, gt=0, description="Wall-clock time one PDF may take to parse before its parser is killed."
     )
     pdf_memory_mib: int = Field(
-        1536, ge=1024, description="Address-space limit of a parser process in MiB (PyMuPDF needs 512)."
+        1536,
+        ge=1024,
+        description="Address-space limit (`RLIMIT_AS`) of a parser process in MiB, at least 1024 "
+        "(PyMuPDF needs 512).",
     )
 
 
@@ -171,15 +184,21 @@ class ChunkSettings(_Section):
     256 word-piece window: 200 cl100k tokens of paper text are a median 182 word-pieces (p95 207;
     0.1 % of chunks go over 256), measured by ``benchmarks/chunk_window.py``."""
 
-    chunk_tokens: int = Field(200, ge=16, le=8192, description="Most cl100k tokens in one full-text chunk.")
+    chunk_tokens: int = Field(
+        200,
+        ge=16,
+        le=8192,
+        description="Most cl100k tokens in one full-text chunk (fits MiniLM's 256 word-piece window).",
+    )
     chunk_overlap_tokens: int = Field(
         30, ge=0, description="Tokens a chunk repeats from the end of the previous one (whole sentences)."
     )
     chunk_context: Literal["none", "title_section", "title_section_abstract"] = Field(
         "title_section",
         description="What a full-text chunk is embedded and indexed with (its stored and shown text stays "
-        "the page text): nothing, the paper title and section heading, or those and the abstract's "
-        "first sentence.",
+        "the page text, as shown and cited): `none`, `title_section` (the paper title and section "
+        "heading) or `title_section_abstract` (also the abstract's first sentence). Part of the index "
+        "name.",
     )
 
     @model_validator(mode="after")
@@ -192,8 +211,8 @@ class ChunkSettings(_Section):
 class EmbeddingSettings(_Section):
     embedding_url: str = Field(
         "",
-        description="Base URL of an OpenAI-compatible `/v1/embeddings` endpoint. Empty: the bundled "
-        "all-MiniLM-L6-v2 int8 model, run in-process.",
+        description="Base URL of an OpenAI-compatible `/v1/embeddings` endpoint to embed with instead of "
+        "the bundled model. Empty: the bundled all-MiniLM-L6-v2 int8 model, run in-process.",
     )
     embedding_model: str = Field(
         "text-embedding-3-small",
@@ -215,8 +234,9 @@ class EmbeddingSettings(_Section):
     embedding_quantized: bool = Field(
         True,
         description="Embed with the per-channel int8 MiniLM that `make install` builds from the fp32 weights "
-        "(integer matrix products, ~1.5x less CPU, same retrieval quality); false: the bundled int8 model as "
-        "shipped (it dequantizes to fp32).",
+        "(`python -m retrieval.quantize`: real integer matrix products, ~1.5x less CPU, the same retrieval "
+        "quality, see the manual's Search page); false: the bundled int8 model as shipped (it dequantizes "
+        "to fp32). Part of the index name.",
     )
 
 
@@ -228,7 +248,9 @@ class ChromaSettings(_Section):
     )
     chroma_port: int = Field(8000, ge=1, le=65535, description="Port of the Chroma server.")
     chroma_path: Path | None = Field(
-        None, description="Directory of the embedded Chroma. Empty: `<data_dir>/chroma`."
+        None,
+        description="Directory of the embedded Chroma (one writing process, guarded by a lock file). "
+        "Empty: `<data_dir>/chroma`.",
     )
 
 
@@ -274,7 +296,9 @@ class EnrichmentSettings(_Section):
     )
     openalex_api_key: str = secret(description="OpenAlex API key (`api_key` parameter). Empty: none.")
     openalex_rate_limit: float = Field(
-        8.0, gt=0, description="Most OpenAlex requests per second (OpenAlex allows 10)."
+        8.0,
+        gt=0,
+        description="Most OpenAlex requests per second, across every process (OpenAlex allows 10).",
     )
     semantic_scholar_base_url: str = Field(
         "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base URL."
@@ -283,11 +307,16 @@ class EnrichmentSettings(_Section):
         description="Semantic Scholar API key (`x-api-key` header). Empty: the shared, slower pool."
     )
     semantic_scholar_rate_limit: float = Field(
-        1.0, gt=0, description="Most Semantic Scholar requests per second (1 with a key; 429s back off)."
+        1.0,
+        gt=0,
+        description="Most Semantic Scholar requests per second, across every process (1 with a key; "
+        "429s back off).",
     )
     ror_base_url: str = Field("https://api.ror.org/v2", description="ROR API (v2) base URL.")
     ror_client_id: str = Field("", description="ROR API client id (`Client-Id` header). Empty: none.")
-    ror_rate_limit: float = Field(5.0, gt=0, description="Most ROR API requests per second.")
+    ror_rate_limit: float = Field(
+        5.0, gt=0, description="Most ROR API requests per second, across every process."
+    )
     enrichment_timeout: float = Field(
         30.0, gt=0, description="Seconds before one enrichment HTTP request times out."
     )
@@ -304,7 +333,10 @@ class EnrichmentSettings(_Section):
         "that reason.",
     )
     enrichment_refresh_days: int = Field(
-        30, ge=0, description="`ingest enrich` looks a paper or researcher up again after this many days."
+        30,
+        ge=0,
+        description="`ingest enrich` looks a paper or researcher up again after this many days (records "
+        "older than this are asked about again).",
     )
     affiliation_match_threshold: float = Field(
         90.0,
@@ -399,13 +431,15 @@ class SearchSettings(_Section):
         60.0,
         gt=0,
         description="How often the indexing worker brings the lexical index in line with the catalogue "
-        "(papers imported, changed or deleted by other processes).",
+        "(papers imported, changed or deleted by other processes); one worker process does it at a "
+        "time.",
     )
 
 
 class AuthSettings(_Section):
     """Sign-in: sessions, the local sign-in link and the providers. A provider is on when its client
-    id is set; see the README's *Sign-in* section for each provider's callback URL."""
+    id is set; see the manual's Sign-in and accounts page (``docs/accounts.md``) for each provider's
+    callback URL."""
 
     secret_key: str = secret(
         description="Secret that keys the session store (session ids are stored as an HMAC of it, so a "
@@ -532,7 +566,8 @@ class LLMSettings(_Section):
         180.0,
         gt=0,
         description="Seconds to wait for the first token; then the answer is the evidence alone, with a "
-        "notice that the model is unavailable.",
+        "notice that the model is unavailable (generous: the embedded model reads a ~2k-token prompt "
+        "in one to two minutes on a busy 2-core machine).",
     )
     llm_concurrency: int = Field(
         1, ge=1, description="Answers generated at once (llama.cpp serves one at a time)."
@@ -560,8 +595,8 @@ class ChatSettings(_Section):
         ge=-1,
         le=1,
         description="Evidence threshold: cosine similarity of a chunk (its own, found by the embedding "
-        "search) that makes it evidence whatever its words. Nothing clears either: the fixed answer, "
-        "no LLM call.",
+        "search) to the question that makes it evidence whatever its words. Nothing clears either: "
+        'the fixed "these papers do not answer that" answer, with no LLM call.',
     )
     chat_max_question_chars: int = Field(
         2000, ge=10, description="Longest question accepted; longer gets a 413."
@@ -586,7 +621,8 @@ class LocalLLMSettings(_Section):
     )
     local_llm_model: Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"] = Field(
         "qwen2.5-coder-0.5b",
-        description="The GGUF served (sizes, speed, provenance: README, Chat model).",
+        description="The GGUF the embedded server serves (sizes, speed, PyPI packages, sha256 and "
+        "provenance: the manual's Chat model page, `docs/chat-model.md`).",
     )
     local_llm_threads: int = Field(
         0,
