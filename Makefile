@@ -1,4 +1,5 @@
-# The two commands: `make run` serves the demo, `make test` runs the whole suite.
+# The two commands: `make run` serves the demo, `make test` runs the whole suite (and builds the
+# manual strictly: tests/unit/test_docs.py). `make docs` serves the manual (docs/, MkDocs) on :8001.
 # Both create .venv and install everything they need; a second run skips what is done.
 PYTHON ?= python3.11
 VENV   := .venv
@@ -11,7 +12,7 @@ LLM_PEER := $(VENV)/.llm-peer
 # axe-core, the accessibility engine the browser tests inject (npm, pinned by the lock file).
 AXE    := tests/browser/node_modules/axe-core/axe.min.js
 
-.PHONY: run test install services lint bench clean-data
+.PHONY: run test install services lint bench clean-data docs
 
 # Read when make starts (before the install), so the first run's printed time covers everything.
 RUN_STARTED := $(shell date +%s)
@@ -55,6 +56,10 @@ services:
 $(AXE): tests/browser/package.json tests/browser/package-lock.json
 	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# The manual, rebuilt as its pages change (mkdocs and mkdocs-material come with the dev extra).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs serve --dev-addr 127.0.0.1:8001
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,19 +1,62 @@
-"""Docs as tests: the README's configuration table lists every setting."""
+"""Docs as tests: the manual (docs/, MkDocs) builds strictly, its configuration tables list every
+setting, and the README stays a front door."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from settings import PROJECT_ROOT, SECTIONS
 
 README = (PROJECT_ROOT / "README.md").read_text()
+DOCS = PROJECT_ROOT / "docs"
 
 
-def test_every_setting_is_in_the_readme_table() -> None:
-    documented = set(re.findall(r"^\| `(WOVEPAPER_[A-Z0-9_]+)` \|", README, flags=re.M))
-    fields = {f"WOVEPAPER_{name.upper()}" for section in SECTIONS for name in section.model_fields}
-    assert fields - documented == set(), "settings missing from the README configuration table"
-    assert documented - fields == set(), "README documents settings that do not exist"
+def _hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_hooks", PROJECT_ROOT / "scripts" / "docs_hooks.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_configuration_tables_list_every_setting() -> None:
+    """The tables are generated from settings.py by the MkDocs hook, on the page that holds its marker."""
+    hooks = _hooks()
+    assert hooks.MARKER in (DOCS / "configuration.md").read_text()
+    assert "scripts/docs_hooks.py" in (PROJECT_ROOT / "mkdocs.yml").read_text()
+    table = hooks.on_page_markdown((DOCS / "configuration.md").read_text())
+    documented = re.findall(r"^\| `(WOVEPAPER_[A-Z0-9_]+)` \|", table, flags=re.M)
+    fields = [f"WOVEPAPER_{name.upper()}" for section in SECTIONS for name in section.model_fields]
+    assert documented == fields
+    assert hooks.MARKER not in table
+
+
+def test_the_manual_builds_strictly(tmp_path: Path) -> None:
+    """`mkdocs build --strict`: a broken link or anchor, a page missing from the nav, a bad hook fail."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(tmp_path / "site")],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = (tmp_path / "site" / "configuration" / "index.html").read_text()
+    assert "WOVEPAPER_DATABASE_URL" in page and "<!-- settings-table -->" not in page
+
+
+@pytest.mark.parametrize("name", ["chat-figures.md", "decisions/claim-checking.md"])
+def test_pages_kept_at_their_paths_are_in_the_nav(name: str) -> None:
+    assert f": {name}" in (PROJECT_ROOT / "mkdocs.yml").read_text()
 
 
 def test_every_setting_has_a_description() -> None:
