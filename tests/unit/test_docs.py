@@ -69,6 +69,12 @@ def test_readme_gives_the_two_commands() -> None:
     assert "make run" in README and "make test" in README
 
 
+def test_the_readme_is_a_front_door() -> None:
+    """At most 250 lines, pointing at the manual; the manual holds the rest."""
+    assert len(README.splitlines()) <= 250
+    assert "docs/" in README and "make docs" in README
+
+
 def test_the_deployment_files_name_only_real_settings() -> None:
     """compose.yaml and the Dockerfile configure through settings that exist (a renamed setting
     would otherwise be silently ignored in production)."""
