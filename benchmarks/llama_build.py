@@ -35,7 +35,7 @@ print(json.dumps({"tokens": len(ids), "seconds": seconds}))
 
 
 def prompt_text() -> str:
-    """Real prose: the demo PDFs' question file's quotes and the README, joined."""
+    """Real prose: the demo PDFs' question file's quotes, joined (three times over)."""
     lines = (ROOT / "evals" / "questions" / "pdf-pages.jsonl").read_text().splitlines()
     quotes = [json.loads(line).get("quote") or "" for line in lines]
     return " ".join(q for q in quotes if q) * 3

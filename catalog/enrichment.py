@@ -1,9 +1,9 @@
 """Enrichment provenance: what each outside source said, and how researcher identities changed.
 
 The figures shown on pages live on ``Paper`` and ``Researcher`` (``citation_count``, ``h_index`` …).
-They are *derived* from the rows here by the conflict rule in ``ingest.enrich.merge`` (see the
-README), so enriching from OpenAlex then Semantic Scholar gives the same catalogue as the other way
-round, and running a source again changes nothing.
+They are *derived* from the rows here by the conflict rule in ``ingest.enrich.merge`` (see
+``docs/ingest.md``, Enrichment), so enriching from OpenAlex then Semantic Scholar gives the same
+catalogue as the other way round, and running a source again changes nothing.
 """
 
 from __future__ import annotations

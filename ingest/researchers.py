@@ -1,6 +1,6 @@
 """Resolve author strings to researchers.
 
-The rule (README, "Researchers from author strings"), incremental: each author of a new paper joins
+The rule (``docs/researchers.md``), incremental: each author of a new paper joins
 the most likely existing researcher or founds a new one; nothing already resolved is re-clustered,
 so researcher ids are stable.
 
@@ -321,7 +321,8 @@ class PaperEvidence:
 
 # The topic is read from the title and the start of the abstract: its first sentences name the
 # subject, and the signature was the largest cost of resolving (the gold files give the same
-# figures, within 0.007, with the title alone, the first 150 to 840 characters or all of it: README).
+# figures, within 0.007, with the title alone, the first 150 to 840 characters or all of it:
+# docs/decisions/researcher-evidence.md).
 TOPIC_ABSTRACT_CHARS = 250
 
 
@@ -519,13 +520,16 @@ def _features(
 # acl-and-dev.jsonl by ``python -m evals researchers --fit`` (L2-regularised logistic regression,
 # λ = 1, over every gold mention against the researchers of its block built from the gold decisions
 # before it; the signature then read the whole abstract, and a refit on the cut one measures lower:
-# README). One hand-set weight: "category" takes the venue's weight (the gold has no arXiv
-# categories, so the fit gives 0; a shared arXiv category is the arXiv analogue of a shared venue).
+# docs/researchers.md, rule 4). One hand-set weight: "category" takes the venue's weight (the gold
+# has no arXiv categories, so the fit gives 0; a shared arXiv category is the arXiv analogue of a
+# shared venue).
 # Name features (written-out vs initials, how common a name is), co-author rarity and co-authors'
-# co-authors were tried and left out: each measured lower on both gold files (README).
+# co-authors were tried and left out: each measured lower on both gold files
+# (docs/decisions/researcher-evidence.md).
 BIAS = -2.479
 WEIGHTS = (3.27, 1.021, 1.021, 3.645, 1.796, -2.623, -0.136)
-# Thresholds chosen on acl-and-dev.jsonl over its own and three shuffled import orders (README): join
+# Thresholds chosen on acl-and-dev.jsonl over its own and three shuffled import orders
+# (docs/researchers.md, rule 5): join
 # the best candidate at P ≥ 0.3 (a new researcher otherwise); merge another into it at P ≥ 0.5.
 JOIN_AT = 0.3
 MERGE_AT = 0.5

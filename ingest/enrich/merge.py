@@ -5,7 +5,7 @@ figures on ``Paper`` and ``Researcher`` are recomputed from those rows by the co
 so the result does not depend on the order sources ran in, and merging the same answer twice changes
 nothing. Unknown stays None: a figure is never 0 because a source was silent.
 
-The conflict rule (also in the README):
+The conflict rule (also in ``docs/ingest.md``, Enrichment):
 
 - **Researcher figures** (h-index, citations, works total) are taken together from ONE source's
   profile, so the three numbers describe the same profile: the profile with the most of the three
