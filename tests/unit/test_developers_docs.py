@@ -80,3 +80,16 @@ def test_the_developers_page_covers_the_agent_conventions(app: Litestar) -> None
         "RSS",
     ):
         assert needle in markdown, needle
+
+
+def test_the_manuals_agent_examples_call_served_routes(app: Litestar) -> None:
+    """The curl examples in docs/agents.md name routes the app serves (a renamed route fails here)."""
+    block = ROUTE_TABLE.split("```sh", 1)[1].split("```", 1)[0]
+    paths = {path.split("?")[0] for path in re.findall(r"http://127\.0\.0\.1:8000(/[^\s'\"]*)", block)}
+    assert len(paths) >= 4
+    patterns = [
+        re.compile("^" + re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(route)) + r"(\.md)?$")
+        for route in public_routes(app)
+    ]
+    unserved = {path for path in paths if not any(p.match(path) for p in patterns)}
+    assert not unserved, f"docs/agents.md's examples call routes the app does not serve: {sorted(unserved)}"
