@@ -110,3 +110,22 @@ def test_odd_input_gets_a_verdict_not_an_error() -> None:
     long = " ".join(["The model has 12 layers."] * 500)
     assert check_claim("The model has 12 layers.", long).supported
     assert [c.status for c in check_claims([], HEADS)] == []
+
+
+CAPTION = (
+    "Figure 4: Batch-Normalized Inception comparison with previous state of the art on the provided "
+    "validation set comprising 50000 images. *BN-Inception ensemble has reached 4.82% top-5 error on the "
+    "100000 images of the test set of the ImageNet as reported by the test server."
+)
+
+
+def test_a_number_stated_for_the_test_set_is_not_a_validation_figure() -> None:
+    """From a real answer: "4.82% top-5 validation error" cited to the sentence that gives 4.82% for
+    the test set (the caption's sentence before it names the validation set)."""
+    wrong = check_claim(
+        "The batch-normalized ensemble reaches 4.82% top-5 validation error on ImageNet.", CAPTION
+    )
+    assert wrong.kind == "number" and "test" in wrong.reason
+    assert check_claim(
+        "The batch-normalized ensemble reaches 4.82% top-5 test error on ImageNet.", CAPTION
+    ).supported
