@@ -67,6 +67,9 @@ MAY_IMPORT = {
 # The web app reaches the indexing machinery only through its contract, and builds it in the
 # composition root through its wiring.
 APP_INDEXING = {"indexing.contract": None, "indexing.wiring": ("app.services",)}
+# Chat reads retrieval through its one interface (evidence), the embedder the composition root hands
+# it and the token counter; never the ranker's parts, the stores or search.
+CHAT_RETRIEVAL = {"retrieval.evidence", "retrieval.embedder", "retrieval.tokens"}
 
 
 def _module_name(path: Path) -> str:
@@ -207,6 +210,13 @@ def test_app_uses_indexing_only_through_its_contract_and_wiring() -> None:
             assert imported in APP_INDEXING, f"{module} imports {imported}: use indexing.contract"
             where = APP_INDEXING[imported]
             assert where is None or module in where, f"{imported} is used in {where} only, not {module}"
+
+
+def test_chat_uses_retrieval_only_through_its_interface() -> None:
+    for module, imports in MODULES.items():
+        if _top(module) == "chat":
+            bad = {i for i in imports if _top(i) == "retrieval"} - CHAT_RETRIEVAL
+            assert not bad, f"{module} imports {bad}: chat may use only {sorted(CHAT_RETRIEVAL)}"
 
 
 def test_each_third_party_library_lives_in_one_place() -> None:
