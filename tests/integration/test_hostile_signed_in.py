@@ -19,7 +19,12 @@ against the app served on loopback with two people signed in through a real Open
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -178,3 +183,120 @@ def test_every_unsafe_route_refuses_nested_bodies_and_huge_ids_clearly(site: Sig
         assert all(not statuses[r] & {401, 403} for r in signed), statuses
     else:  # a token opens the chat API, not the account's pages
         assert not (statuses["POST /api/chat"] | statuses["PATCH /api/chat/conversations/{ref}"]) & {401, 403}
+
+
+# -- schemathesis, signed in as two people ----------------------------------------------------------
+
+SCHEMATHESIS_EXAMPLES = 20
+SCHEMATHESIS_SEED = 20261203
+
+
+def schemathesis_signed_in(site: SignedInSite, work: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Schemathesis over the whole schema as Alice and Bob (bearer tokens with every scope), the two
+    as peers whose objects must stay private to each other; returns the run and its HAR file."""
+    people = [
+        {"name": p.name, "fixedHeaders": [{"name": "Authorization", "value": f"Bearer {p.token}"}]}
+        for p in (site.alice, site.bob)
+    ]
+    (work / "auth.json").write_text(json.dumps({"auth": people}))
+    # Every warning is shown, and each fails the run but one: missing_test_data (an operation that
+    # answered 404 to most cases). The papers', institutions' and ingest status paths take free
+    # strings that schemathesis fills at random, and a conversation id it has not been given names
+    # nothing: those 404s are the right answer; test_hostile_http.py's Hypothesis suite builds
+    # paths from real ids, and the state machine below reads and changes real conversations.
+    (work / "schemathesis.toml").write_text(
+        f"""
+[warnings]
+fail-on = ["missing_auth", "validation_mismatch", "missing_deserializer", "unused_openapi_auth",
+  "unsupported_regex", "method_not_allowed", "unresolvable_reference", "low_valid_rate", "rate_limited",
+  "dictionary_mismatch", "base_url_mismatch", "constants_extraction", "unmatched_filter", "timeout_units"]
+
+# A question over the length limit is a 413 (the rule of the chat API, documented in the schema):
+# schemathesis's default list of refusals has no 413.
+[checks.negative_data_rejection]
+expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, "5xx"]
+
+# The papers a question is about are arXiv ids in any accepted spelling (URLs, old style, arXiv:
+# prefix), checked by catalog.arxiv_ids (month 01-12, lengths): a JSON Schema pattern cannot state
+# that, so a schema-valid string may still be a 400 "Not an arXiv id" there, and only there.
+[[operations]]
+include-name = "POST /api/chat"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", 400, 401, 403, 404, 409, 429, "5xx"]
+
+[auth.wfc]
+path = "{work / "auth.json"}"
+peers = ["{site.alice.name}", "{site.bob.name}"]
+"""
+    )
+    har = work / "run.har"
+    command = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(work / "schemathesis.toml"),
+        "run",
+        f"{site.base}/openapi.json",
+        "--phases=examples,coverage,fuzzing,stateful",
+        "--checks=all",
+        f"--max-examples={SCHEMATHESIS_EXAMPLES}",
+        f"--seed={SCHEMATHESIS_SEED}",
+        "--generation-database=none",
+        "--workers=1",
+        "--no-color",
+        "--request-timeout=30",
+        "--report=har",
+        f"--report-har-path={har}",
+    ]
+    run = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=900, check=False)
+    (work / "stdout.txt").write_text(run.stdout)
+    return run, har
+
+
+def test_schemathesis_signed_in_finds_no_server_error_nor_cross_access(
+    site: SignedInSite, tmp_path: Path
+) -> None:
+    run, har = schemathesis_signed_in(site, tmp_path)
+    summary = run.stdout[-8000:]
+    assert run.returncode == 0, summary
+    assert re.search(r"\d+ generated, \d+ passed", summary), summary
+    entries = json.loads(har.read_text())["log"]["entries"]
+    counts = Counter(e["request"]["method"] for e in entries)
+    statuses = Counter((e["request"]["method"], e["response"]["status"] // 100) for e in entries)
+    print(f"schemathesis signed in ({site.backend}): requests per method {dict(sorted(counts.items()))}")
+    print(f"  by status class {dict(sorted(statuses.items()))}")
+    assert not [e for e in entries if e["response"]["status"] >= 500]
+    # Signed in, the chat API's operations answered with success, not only refusals.
+    assert (
+        statuses[("POST", 2)] and statuses[("GET", 2)] and statuses[("PATCH", 4)] and statuses[("DELETE", 4)]
+    )
+
+
+# -- what one renames is what one reads back --------------------------------------------------------
+
+
+def ask(site: SignedInSite, person: Person, question: str) -> int:
+    """A new conversation of ``person`` (the finished answer as JSON); its id."""
+    with httpx.Client(base_url=site.base, timeout=120) as client:
+        answer = client.post(
+            "/api/chat", json={"question": question}, headers={**person.bearer, "Accept": "application/json"}
+        )
+    assert answer.status_code == 200, answer.text[:300]
+    conversation_id: int = answer.json()["conversation_id"]
+    return conversation_id
+
+
+def test_a_title_cleaned_to_nothing_is_refused_and_a_rename_answers_what_is_kept(site: SignedInSite) -> None:
+    """Found by schemathesis signed in: a title of invisible characters only was kept as the old
+    title while the answer named an empty one; and a title the answer names is the one stored."""
+    conversation = ask(site, site.alice, "How are sparse transformers trained?")
+    with httpx.Client(base_url=site.base, timeout=60, headers=site.alice.bearer) as client:
+        path = f"/api/chat/conversations/{conversation}"
+        for invisible in ("\u200b", "\u202e\u2066 \u200b", " \t"):
+            refused = client.patch(path, json={"title": invisible})
+            assert refused.status_code == 400, (invisible, refused.text)
+        renamed = client.patch(path, json={"title": " Sparse\u202e  training \u200b"})
+        assert renamed.status_code == 200 and renamed.json()["title"] == "Sparse training"
+        assert client.get(path).json()["title"] == "Sparse training"
+        listed = {c["id"]: c["title"] for c in client.get("/api/chat/conversations").json()}
+        assert listed[conversation] == "Sparse training"
