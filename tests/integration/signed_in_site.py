@@ -41,6 +41,7 @@ class Person:
     browser: Browser
     csrf: str
     token: str
+    person_id: int = 0
 
     @property
     def bearer(self) -> dict[str, str]:
@@ -83,6 +84,9 @@ class SignedInSite:
         csrf = browser.csrf("/account")
         person = Person(name, subject, browser, csrf, "")
         person.token = person.new_token(f"{name} fuzz", ALL_SCOPES)[0]
+        whoami = browser.client.get("/api/account", headers=person.bearer)
+        assert whoami.status_code == 200, whoami.text[:300]
+        person.person_id = whoami.json()["person_id"]
         return person
 
     def resign(self, person: Person) -> None:

@@ -25,15 +25,28 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from tests.integration.browse_catalogue import ServedCatalogue
 from tests.integration.signed_in_site import Person, SignedInSite, signed_in_site
 
 UNSAFE = ("POST", "PATCH", "PUT", "DELETE")
 DEPTH = 100_000  # far beyond any recursive parser's limit (Python's is 1,000)
+STATE_MACHINE_EXAMPLES = 8  # runs of up to 12 steps, the same ones every time (derandomized)
 HUGE_IDS = ("99999999999999999999", "18446744073709551616", "9223372036854775808")
 
 
@@ -300,3 +313,216 @@ def test_a_title_cleaned_to_nothing_is_refused_and_a_rename_answers_what_is_kept
         assert client.get(path).json()["title"] == "Sparse training"
         listed = {c["id"]: c["title"] for c in client.get("/api/chat/conversations").json()}
         assert listed[conversation] == "Sparse training"
+
+
+# -- a state machine of two people ----------------------------------------------------------------
+
+WORDS = ("sparse", "attention", "yeast", "gene", "detector", "calibration", "adam", "optimiser", "range")
+QUESTIONS = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+PLAIN_TITLES = st.lists(
+    st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=9), min_size=1, max_size=5
+)
+HOSTILE_TITLES = st.text(
+    alphabet=st.characters(categories=["L", "N", "Zs", "Cf", "Cc", "P", "S"]), min_size=1, max_size=30
+)
+
+
+class TwoPeople(RuleBasedStateMachine):
+    """Alice and Bob each create, rename, delete and list conversations (bearer tokens), make and
+    revoke API tokens and follow and unfollow researchers (sessions with their CSRF tokens), and
+    reach for the other's conversations and tokens. A model of what each has is checked against
+    what the server answers after every step."""
+
+    site: SignedInSite  # set by the test
+    ran: ClassVar[Counter[str]] = Counter()  # steps taken, by rule: the test checks each rule was reached
+
+    conversations = Bundle("conversations")
+    tokens = Bundle("tokens")
+
+    @initialize()
+    def read_what_is_there(self) -> None:
+        """Earlier tests in this module made things too: the model starts from the server's state."""
+        self.titles: dict[str, dict[int, str]] = {}
+        self.token_names: dict[str, dict[int, str]] = {}
+        self.follows: dict[str, set[int]] = {}
+        for person in self.people:
+            self.site.resign(person)
+            listed = self.client(person).get("/api/chat/conversations")
+            assert listed.status_code == 200, listed.text[:300]
+            self.titles[person.name] = {c["id"]: c["title"] for c in listed.json()}
+            exported = self.export(person)
+            self.follows[person.name] = {f["researcher_id"] for f in exported["follows"]}
+            self.token_names[person.name] = {}
+        self.base_tokens = {p.name: len(self.export(p)["api_tokens"]) for p in self.people}
+
+    @property
+    def people(self) -> tuple[Person, Person]:
+        return (self.site.alice, self.site.bob)
+
+    def other(self, person: Person) -> Person:
+        return self.site.bob if person is self.site.alice else self.site.alice
+
+    def client(self, person: Person) -> httpx.Client:
+        return httpx.Client(base_url=self.site.base, timeout=120, headers=person.bearer)
+
+    def export(self, person: Person) -> dict[str, Any]:
+        answer = person.browser.client.get("/account/export")
+        assert answer.status_code == 200, answer.text[:300]
+        data: dict[str, Any] = answer.json()
+        return data
+
+    # conversations
+
+    @rule(target=conversations, who=st.integers(0, 1), question=QUESTIONS)
+    def ask(self, who: int, question: str) -> tuple[Person, int]:
+        self.ran["ask"] += 1
+        person = self.people[who]
+        conversation = ask(self.site, person, question)
+        assert conversation not in self.titles[person.name], "a new conversation reused an id"
+        assert conversation not in self.titles[self.other(person).name]
+        self.titles[person.name][conversation] = question
+        return person, conversation
+
+    @rule(owned=conversations, words=PLAIN_TITLES)
+    def rename(self, owned: tuple[Person, int], words: list[str]) -> None:
+        self.ran["rename"] += 1
+        person, conversation = owned
+        title = " ".join(words)
+        with self.client(person) as client:
+            answer = client.patch(f"/api/chat/conversations/{conversation}", json={"title": f"  {title} "})
+        if conversation not in self.titles[person.name]:  # deleted before
+            assert answer.status_code == 404, answer.text[:300]
+            return
+        assert answer.status_code == 200 and answer.json()["title"] == title, answer.text[:300]
+        self.titles[person.name][conversation] = title
+
+    @rule(owned=conversations, title=HOSTILE_TITLES)
+    def rename_with_anything(self, owned: tuple[Person, int], title: str) -> None:
+        self.ran["rename_with_anything"] += 1
+        person, conversation = owned
+        with self.client(person) as client:
+            answer = client.patch(f"/api/chat/conversations/{conversation}", json={"title": title})
+        assert answer.status_code < 500, answer.text[:300]
+        if conversation not in self.titles[person.name]:
+            assert answer.status_code == 404, answer.text[:300]
+        elif answer.status_code == 200:
+            self.titles[person.name][conversation] = answer.json()["title"]  # read back below
+        else:
+            assert answer.status_code == 400, (title, answer.text[:300])
+
+    @rule(owned=consumes(conversations))
+    def delete(self, owned: tuple[Person, int]) -> None:
+        self.ran["delete"] += 1
+        person, conversation = owned
+        with self.client(person) as client:
+            answer = client.delete(f"/api/chat/conversations/{conversation}")
+            expected = 204 if self.titles[person.name].pop(conversation, None) is not None else 404
+            assert answer.status_code == expected, answer.text[:300]
+            assert client.get(f"/api/chat/conversations/{conversation}").status_code == 404
+
+    @rule(owned=conversations, method=st.sampled_from(["GET", "PATCH", "DELETE", "GET.md"]))
+    def reach_for_the_others_conversation(self, owned: tuple[Person, int], method: str) -> None:
+        self.ran["reach_for_the_others_conversation"] += 1
+        person, conversation = owned
+        path = f"/api/chat/conversations/{conversation}" + (".md" if method == "GET.md" else "")
+        with self.client(self.other(person)) as client:
+            answer = client.request(
+                method.removesuffix(".md"), path, json={"title": "taken"} if method == "PATCH" else None
+            )
+        assert answer.status_code == 404, (method, path, answer.status_code, answer.text[:300])
+        assert "taken" not in answer.text
+
+    # tokens
+
+    @rule(target=tokens, who=st.integers(0, 1), name=st.sampled_from(["laptop", "agent", "ci"]))
+    def new_token(self, who: int, name: str) -> tuple[Person, int, str]:
+        self.ran["new_token"] += 1
+        person = self.people[who]
+        secret, token_id = person.new_token(name, {"read"})
+        self.token_names[person.name][token_id] = name
+        with httpx.Client(base_url=self.site.base, timeout=60) as client:
+            whoami = client.get("/api/account", headers={"Authorization": f"Bearer {secret}"})
+        assert whoami.status_code == 200 and whoami.json()["person_id"] == person.person_id, whoami.text
+        assert whoami.json()["scopes"] == ["read"]
+        return person, token_id, secret
+
+    @rule(made=consumes(tokens))
+    def revoke(self, made: tuple[Person, int, str]) -> None:
+        self.ran["revoke"] += 1
+        person, token_id, secret = made
+        answer = person.post_form(f"/account/tokens/{token_id}/revoke", {})
+        assert answer.status_code == 303, answer.text[:300]
+        del self.token_names[person.name][token_id]
+        with httpx.Client(base_url=self.site.base, timeout=60) as client:
+            assert (
+                client.get("/api/account", headers={"Authorization": f"Bearer {secret}"}).status_code == 401
+            )
+
+    @rule(made=tokens)
+    def revoke_the_others_token(self, made: tuple[Person, int, str]) -> None:
+        self.ran["revoke_the_others_token"] += 1
+        person, token_id, secret = made
+        answer = self.other(person).post_form(f"/account/tokens/{token_id}/revoke", {})
+        assert answer.status_code == 404, answer.text[:300]
+        with httpx.Client(base_url=self.site.base, timeout=60) as client:
+            still = client.get("/api/account", headers={"Authorization": f"Bearer {secret}"})
+        assert still.status_code == 200 and still.json()["person_id"] == person.person_id
+
+    # follows
+
+    @rule(who=st.integers(0, 1), which=st.integers(0, 2), follow=st.booleans())
+    def follow_or_unfollow(self, who: int, which: int, follow: bool) -> None:
+        self.ran["follow_or_unfollow"] += 1
+        person = self.people[who]
+        researcher = self.site.researchers[which]
+        answer = person.browser.client.post(
+            f"/researchers/{researcher}/{'follow' if follow else 'unfollow'}",
+            headers={**person.session_headers, "Accept": "application/json"},
+        )
+        assert answer.status_code == 200, answer.text[:300]
+        assert answer.json() == {"researcher_id": researcher, "following": follow}
+        (self.follows[person.name].add if follow else self.follows[person.name].discard)(researcher)
+
+    # what each reads back
+
+    @invariant()
+    def each_reads_back_what_they_made(self) -> None:
+        if not hasattr(self, "titles"):
+            return
+        for person in self.people:
+            with self.client(person) as client:
+                listed = client.get("/api/chat/conversations")
+                assert listed.status_code == 200
+                assert {c["id"]: c["title"] for c in listed.json()} == self.titles[person.name]
+            exported = self.export(person)
+            assert {f["researcher_id"] for f in exported["follows"]} == self.follows[person.name]
+            names = sorted(t["name"] for t in exported["api_tokens"][self.base_tokens[person.name] :])
+            assert names == sorted(self.token_names[person.name].values()), exported["api_tokens"]
+
+
+def test_two_people_change_their_things_and_never_reach_the_others(site: SignedInSite) -> None:
+    TwoPeople.site = site
+    TwoPeople.ran = Counter()
+    run_state_machine_as_test(
+        TwoPeople,
+        settings=settings(
+            max_examples=STATE_MACHINE_EXAMPLES,
+            stateful_step_count=12,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )
+    assert set(TwoPeople.ran) == {
+        "ask",
+        "rename",
+        "rename_with_anything",
+        "delete",
+        "reach_for_the_others_conversation",
+        "new_token",
+        "revoke",
+        "revoke_the_others_token",
+        "follow_or_unfollow",
+    }, TwoPeople.ran
+    print(f"state machine ({site.backend}): steps by rule {dict(TwoPeople.ran)}")
