@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -526,3 +526,188 @@ def test_two_people_change_their_things_and_never_reach_the_others(site: SignedI
         "follow_or_unfollow",
     }, TwoPeople.ran
     print(f"state machine ({site.backend}): steps by rule {dict(TwoPeople.ran)}")
+
+
+# -- MCP through its tools' input schemas ---------------------------------------------------------
+
+MCP_EXAMPLES = 150
+HOSTILE_VALUES: st.SearchStrategy[Any] = st.sampled_from(
+    [
+        10**20,
+        2**63,
+        2**31,
+        0,
+        -1,
+        1.5,
+        True,
+        None,
+        "",
+        " ",
+        "\x00",
+        "\u202e\u2066",
+        "9" * 80,
+        [[[]]],
+        {"a": 1},
+    ]
+)
+NESTED_VALUES = st.recursive(
+    st.none() | st.integers() | st.text(max_size=5), lambda inner: st.lists(inner, max_size=3)
+)
+
+
+def mcp_post(site: SignedInSite, message: Any, person: Person | None) -> httpx.Response:
+    headers = {"Accept": MCP_ACCEPT, "Content-Type": "application/json", **(person.bearer if person else {})}
+    with httpx.Client(base_url=site.base, timeout=120) as client:
+        return client.post("/mcp", content=json.dumps(message).encode(), headers=headers)
+
+
+def listed_tools(site: SignedInSite) -> list[dict[str, Any]]:
+    answer = mcp_post(site, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, None)
+    assert answer.status_code == 200, answer.text[:300]
+    tools: list[dict[str, Any]] = answer.json()["result"]["tools"]
+    return tools
+
+
+def from_schema(schema: dict[str, Any], real: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Any]:
+    """Values a JSON Schema (the subset pydantic writes for the tools) allows; ``real``: values from
+    the catalogue mixed in, so calls get past "not found" too."""
+    if "anyOf" in schema:
+        found = st.one_of([from_schema(s, real) for s in schema["anyOf"]])
+    elif "enum" in schema:
+        found = st.sampled_from(schema["enum"])
+    else:
+        kind = schema.get("type")
+        if kind == "null":
+            found = st.none()
+        elif kind == "boolean":
+            found = st.booleans()
+        elif kind == "integer":
+            found = st.integers(schema.get("minimum"), schema.get("maximum"))
+        elif kind == "number":
+            found = st.floats(schema.get("minimum"), schema.get("maximum"), allow_nan=False)
+        elif kind == "string" and schema.get("format") == "date":
+            found = st.dates().map(str)
+        elif kind == "string" and "pattern" in schema:
+            longest = schema.get("maxLength", 60)
+            found = st.from_regex(schema["pattern"], fullmatch=True).filter(lambda s: len(s) <= longest)
+        elif kind == "string":
+            found = st.text(
+                min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 60), 60)
+            )
+        elif kind == "array":
+            items = from_schema(schema.get("items", {}), real)
+            found = st.lists(items, max_size=min(schema.get("maxItems", 5), 5))
+        elif kind == "object":
+            found = arguments(schema)
+        else:
+            found = NESTED_VALUES
+    return found if real is None else st.one_of(real, found)
+
+
+def arguments(schema: dict[str, Any], facts: dict[str, list[Any]] | None = None) -> st.SearchStrategy[Any]:
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    real = facts or {}
+
+    def value(name: str) -> st.SearchStrategy[Any]:
+        allowed = from_schema(properties[name], st.sampled_from(real[name]) if name in real else None)
+        return st.one_of(allowed, allowed, allowed, HOSTILE_VALUES, NESTED_VALUES)  # mostly in schema
+
+    return st.fixed_dictionaries(
+        {name: value(name) for name in properties if name in required},
+        optional={
+            **{name: value(name) for name in properties if name not in required},
+            "unexpected": HOSTILE_VALUES,
+        },
+    )
+
+
+def assert_json_rpc_answer(message: Any, answer: httpx.Response) -> None:
+    where = json.dumps(message)[:300]
+    assert answer.status_code < 500, (where, answer.status_code, answer.text[:300])
+    if answer.status_code in (401, 403):  # ask without a token with the chat scope
+        assert "www-authenticate" in answer.headers and message["params"]["name"] == "ask", where
+        return
+    reply = answer.json()
+    assert reply.get("jsonrpc") == "2.0", (where, reply)
+    if "error" in reply:
+        assert isinstance(reply["error"]["code"], int) and reply["error"]["message"], (where, reply)
+        # JSON-RPC 2.0: the request's id, or null when the request itself was not valid.
+        assert reply.get("id") in (message["id"], None), (where, reply)
+        return
+    assert reply.get("id") == message["id"], (where, reply)
+    result = reply["result"]
+    if message["method"] == "tools/call":
+        assert isinstance(result["content"], list), (where, reply)
+        if result.get("isError"):
+            assert result["content"][0]["text"], (where, reply)
+
+
+def test_mcp_tools_fuzzed_through_their_input_schemas(site: SignedInSite) -> None:
+    tools = listed_tools(site)
+    assert {t["name"] for t in tools} >= {"search_papers", "get_paper", "get_researcher", "ask"}
+    facts: dict[str, list[Any]] = {
+        "arxiv_id": ["1412.6980", "1706.03762", "2401.00001", "astro-ph/0601001"],
+        "researcher_id": list(site.researchers),
+        "institution": ["University of Toronto", "ror:03dbr7087"],
+        "query": ["sparse attention", "yeast"],
+        "question": ["How are sparse transformers trained?"],
+    }
+    calls = st.one_of(
+        [
+            st.builds(
+                lambda name, args: {"name": name, "arguments": args},
+                st.just(tool["name"]),
+                arguments(tool["inputSchema"], facts),
+            )
+            for tool in tools
+        ]
+    )
+    odd_params = st.one_of(
+        st.builds(
+            lambda args: {"name": "no_such_tool", "arguments": args},
+            st.dictionaries(st.text(max_size=5), HOSTILE_VALUES),
+        ),
+        st.builds(
+            lambda name, args: {"name": name, "arguments": args},
+            st.sampled_from([t["name"] for t in tools]),
+            NESTED_VALUES,
+        ),
+        NESTED_VALUES,
+    )
+    outcomes: Counter[str] = Counter()
+
+    @settings(
+        max_examples=MCP_EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    @given(
+        params=st.one_of(calls, calls, calls, odd_params),
+        method=st.sampled_from(
+            ["tools/call", "tools/call", "tools/call", "tools/list", "resources/read", "nope"]
+        ),
+        signed_in=st.booleans(),
+        message_id=st.one_of(st.integers(1, 2**53), st.text(max_size=8)),
+    )
+    def exercise(params: Any, method: str, signed_in: bool, message_id: int | str) -> None:
+        message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
+        answer = mcp_post(site, message, site.alice if signed_in else None)
+        assert_json_rpc_answer(message, answer)
+        reply = answer.json() if answer.status_code == 200 else {}
+        outcomes[
+            "error"
+            if "error" in reply
+            else "tool error"
+            if reply.get("result", {}).get("isError")
+            else "result"
+            if reply
+            else str(answer.status_code)
+        ] += 1
+
+    exercise()
+    print(f"MCP fuzz ({site.backend}): {dict(outcomes)}")
+    # Not only refusals: many calls got an answer.
+    assert outcomes["result"] >= MCP_EXAMPLES // 10 and outcomes["tool error"] and outcomes["error"], outcomes
