@@ -23,7 +23,7 @@ from app.main import create_app
 from catalog.db import make_engine
 from retrieval.lexical import LexicalIndex
 from settings import Settings
-from tests.integration.browse_catalogue import ServedCatalogue, served, settings_for
+from tests.integration.browse_catalogue import Facts, ServedCatalogue, served, settings_for
 from tests.integration.signin_peers import Browser, free_port, oidc_mock
 
 ALL_SCOPES = {"read", "chat"}
@@ -73,21 +73,10 @@ class SignedInSite:
     app: Litestar
     settings: Settings
     backend: str
+    facts: Facts
     alice: Person
     bob: Person
     researchers: tuple[int, ...]  # real researcher ids to follow
-
-    def sign_in(self, name: str, subject: str) -> Person:
-        browser = Browser(self.base)
-        answer = browser.sign_in("oidc", subject)
-        assert answer.status_code == 303, answer.text[:500]
-        csrf = browser.csrf("/account")
-        person = Person(name, subject, browser, csrf, "")
-        person.token = person.new_token(f"{name} fuzz", ALL_SCOPES)[0]
-        whoami = browser.client.get("/api/account", headers=person.bearer)
-        assert whoami.status_code == 200, whoami.text[:300]
-        person.person_id = whoami.json()["person_id"]
-        return person
 
     def resign(self, person: Person) -> None:
         """Sign ``person`` in again (a fuzzed request may have signed them out)."""
@@ -100,6 +89,19 @@ class SignedInSite:
         assert browser.sign_in("oidc", person.subject).status_code == 303
         person.browser.close()
         person.browser, person.csrf = browser, browser.csrf("/account")
+
+
+def sign_in(base: str, name: str, subject: str) -> Person:
+    """``subject`` signed in at the provider, with a new token with every scope."""
+    browser = Browser(base)
+    answer = browser.sign_in("oidc", subject)
+    assert answer.status_code == 303, answer.text[:500]
+    person = Person(name, subject, browser, browser.csrf("/account"), "")
+    person.token = person.new_token(f"{name} fuzz", ALL_SCOPES)[0]
+    whoami = browser.client.get("/api/account", headers=person.bearer)
+    assert whoami.status_code == 200, whoami.text[:300]
+    person.person_id = whoami.json()["person_id"]
+    return person
 
 
 @contextmanager
@@ -135,11 +137,17 @@ def signed_in_site(
             engine.dispose()
         application = create_app(settings)
         with served(settings, port, application) as base:
-            site = SignedInSite(base, application, settings, catalogue.backend, None, None, ())  # type: ignore[arg-type]
-            site.alice = site.sign_in("Alice Fuzz", "alice-fuzz")
-            site.bob = site.sign_in("Bob Fuzz", "bob-fuzz")
             facts = catalogue.facts
-            site.researchers = (facts.enriched_researcher, facts.plain_researcher, facts.prolific_researcher)
+            site = SignedInSite(
+                base,
+                application,
+                settings,
+                catalogue.backend,
+                facts,
+                sign_in(base, "Alice Fuzz", "alice-fuzz"),
+                sign_in(base, "Bob Fuzz", "bob-fuzz"),
+                (facts.enriched_researcher, facts.plain_researcher, facts.prolific_researcher),
+            )
             try:
                 yield site
             finally:

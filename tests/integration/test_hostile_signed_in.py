@@ -8,7 +8,8 @@ against the app served on loopback with two people signed in through a real Open
   token with every scope: never a 5xx, always a clear 4xx, and from ``/mcp`` a JSON-RPC error.
 - **Schemathesis signed in**: the whole OpenAPI with two people's tokens (every scope) as Web Fuzzing
   Commons peers, so its ``object_level_authorization`` check replays one person's reads as the other;
-  all phases, every check, warnings shown and failing the run.
+  all phases, every check, every warning shown and failing the run; real ids (both people's
+  conversations, papers, institutions) drawn half the time for the path parameters.
 - **MCP through its tools' input schemas**: arguments drawn from the schemas ``tools/list`` gives,
   mixed with off-schema values; every answer a JSON-RPC result or error, never a 5xx.
 - **A state machine of two people**: conversations, tokens and follows created, renamed, deleted,
@@ -46,7 +47,7 @@ from tests.integration.signed_in_site import Person, SignedInSite, signed_in_sit
 
 UNSAFE = ("POST", "PATCH", "PUT", "DELETE")
 DEPTH = 100_000  # far beyond any recursive parser's limit (Python's is 1,000)
-STATE_MACHINE_EXAMPLES = 8  # runs of up to 12 steps, the same ones every time (derandomized)
+STATE_MACHINE_EXAMPLES = 16  # runs of up to 15 steps, the same ones every time (derandomized)
 HUGE_IDS = ("99999999999999999999", "18446744073709551616", "9223372036854775808")
 
 
@@ -212,17 +213,39 @@ def schemathesis_signed_in(site: SignedInSite, work: Path) -> tuple[subprocess.C
         for p in (site.alice, site.bob)
     ]
     (work / "auth.json").write_text(json.dumps({"auth": people}))
-    # Every warning is shown, and each fails the run but one: missing_test_data (an operation that
-    # answered 404 to most cases). The papers', institutions' and ingest status paths take free
-    # strings that schemathesis fills at random, and a conversation id it has not been given names
-    # nothing: those 404s are the right answer; test_hostile_http.py's Hypothesis suite builds
-    # paths from real ids, and the state machine below reads and changes real conversations.
+    # Real ids for the paths, drawn half the time (the other half schemathesis makes its own):
+    # conversations of both people (so object_level_authorization has owned objects to replay as
+    # the other), papers and institutions of the catalogue.
+    conversations = [
+        str(ask(site, p, "How are sparse transformers trained?")) for p in (site.alice, site.bob)
+    ]
+    toronto = site.facts.toronto
+    # Every warning is shown and fails the run.
     (work / "schemathesis.toml").write_text(
         f"""
 [warnings]
-fail-on = ["missing_auth", "validation_mismatch", "missing_deserializer", "unused_openapi_auth",
-  "unsupported_regex", "method_not_allowed", "unresolvable_reference", "low_valid_rate", "rate_limited",
-  "dictionary_mismatch", "base_url_mismatch", "constants_extraction", "unmatched_filter", "timeout_units"]
+fail-on = true
+
+[dictionaries.conversations]
+values = {json.dumps(conversations)}
+[dictionaries.archives]
+values = ["astro-ph", "quant-ph"]
+[dictionaries.numbers]
+values = ["0601001", "0201082"]
+[dictionaries.institutions]
+values = ["{toronto}", "ror:{site.facts.toronto_ror}"]
+
+[[operations]]
+include-path = "/api/chat/conversations/{{ref}}"
+parameters = {{ "path.ref" = {{ dictionary = "conversations", probability = 0.5 }} }}
+[[operations]]
+include-path-regex = "^/api/(papers|ingest/status)/[{{]archive[}}]/[{{]number[}}]$"
+[operations.parameters]
+"path.archive" = {{ dictionary = "archives", probability = 0.5 }}
+"path.number" = {{ dictionary = "numbers", probability = 0.5 }}
+[[operations]]
+include-path-regex = "^/api/institutions/[{{]ident[}}]"
+parameters = {{ "path.ident" = {{ dictionary = "institutions", probability = 0.5 }} }}
 
 # A question over the length limit is a 413 (the rule of the chat API, documented in the schema):
 # schemathesis's default list of refusals has no 413.
@@ -339,9 +362,9 @@ class TwoPeople(RuleBasedStateMachine):
     conversations = Bundle("conversations")
     tokens = Bundle("tokens")
 
-    @initialize()
-    def read_what_is_there(self) -> None:
+    def __init__(self) -> None:
         """Earlier tests in this module made things too: the model starts from the server's state."""
+        super().__init__()
         self.titles: dict[str, dict[int, str]] = {}
         self.token_names: dict[str, dict[int, str]] = {}
         self.follows: dict[str, set[int]] = {}
@@ -354,6 +377,24 @@ class TwoPeople(RuleBasedStateMachine):
             self.follows[person.name] = {f["researcher_id"] for f in exported["follows"]}
             self.token_names[person.name] = {}
         self.base_tokens = {p.name: len(self.export(p)["api_tokens"]) for p in self.people}
+
+    # One conversation and one token of each person from the start, so every rule can be drawn.
+
+    @initialize(target=conversations)
+    def alices_conversation(self) -> tuple[Person, int]:
+        return self.asked(0, "sparse attention")
+
+    @initialize(target=conversations)
+    def bobs_conversation(self) -> tuple[Person, int]:
+        return self.asked(1, "yeast gene")
+
+    @initialize(target=tokens)
+    def alices_token(self) -> tuple[Person, int, str]:
+        return self.made_token(0, "laptop")
+
+    @initialize(target=tokens)
+    def bobs_token(self) -> tuple[Person, int, str]:
+        return self.made_token(1, "agent")
 
     @property
     def people(self) -> tuple[Person, Person]:
@@ -375,12 +416,25 @@ class TwoPeople(RuleBasedStateMachine):
 
     @rule(target=conversations, who=st.integers(0, 1), question=QUESTIONS)
     def ask(self, who: int, question: str) -> tuple[Person, int]:
+        return self.asked(who, question)
+
+    def asked(self, who: int, question: str) -> tuple[Person, int]:
         self.ran["ask"] += 1
         person = self.people[who]
         conversation = ask(self.site, person, question)
         assert conversation not in self.titles[person.name], "a new conversation reused an id"
         assert conversation not in self.titles[self.other(person).name]
         self.titles[person.name][conversation] = question
+        with self.client(self.other(person)) as client:  # the other never reaches it, however asked
+            path = f"/api/chat/conversations/{conversation}"
+            assert client.get(path).status_code == 404
+            assert client.patch(path, json={"title": "taken"}).status_code == 404
+            assert (
+                client.post(
+                    "/api/chat", json={"question": question, "conversation_id": conversation}
+                ).status_code
+                == 404
+            )
         return person, conversation
 
     @rule(owned=conversations, words=PLAIN_TITLES)
@@ -436,6 +490,9 @@ class TwoPeople(RuleBasedStateMachine):
 
     @rule(target=tokens, who=st.integers(0, 1), name=st.sampled_from(["laptop", "agent", "ci"]))
     def new_token(self, who: int, name: str) -> tuple[Person, int, str]:
+        return self.made_token(who, name)
+
+    def made_token(self, who: int, name: str) -> tuple[Person, int, str]:
         self.ran["new_token"] += 1
         person = self.people[who]
         secret, token_id = person.new_token(name, {"read"})
@@ -487,8 +544,6 @@ class TwoPeople(RuleBasedStateMachine):
 
     @invariant()
     def each_reads_back_what_they_made(self) -> None:
-        if not hasattr(self, "titles"):
-            return
         for person in self.people:
             with self.client(person) as client:
                 listed = client.get("/api/chat/conversations")
@@ -507,7 +562,7 @@ def test_two_people_change_their_things_and_never_reach_the_others(site: SignedI
         TwoPeople,
         settings=settings(
             max_examples=STATE_MACHINE_EXAMPLES,
-            stateful_step_count=12,
+            stateful_step_count=15,
             deadline=None,
             database=None,
             derandomize=True,
