@@ -45,6 +45,8 @@ from hypothesis.stateful import (
 from tests.integration.browse_catalogue import ServedCatalogue
 from tests.integration.signed_in_site import Person, SignedInSite, signed_in_site
 
+pytestmark = pytest.mark.slow
+
 UNSAFE = ("POST", "PATCH", "PUT", "DELETE")
 DEPTH = 100_000  # far beyond any recursive parser's limit (Python's is 1,000)
 STATE_MACHINE_EXAMPLES = 16  # runs of up to 15 steps, the same ones every time (derandomized)
