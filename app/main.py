@@ -119,6 +119,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app.state.auth = auth.state
     agent_mcp.attach(app, settings)
     search_controller.document_limits(app.openapi_schema, settings)
+    chat.document_chat(app.openapi_schema, settings)
     auth_wiring.document_api_limit(app.openapi_schema)
     return app
 

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from search_latency import build, free_port, queries, serve_app  # noqa: E402
+from search_latency import build, free_port, queries, serve_app, wait_until_answering  # noqa: E402
 
 WRK_LATENCY = re.compile(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", re.M)
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -56,6 +56,23 @@ class Tally:
     ok: int = 0
     shed: int = 0
     other: dict[str, int] = field(default_factory=dict)
+
+
+class QueryPool:
+    """Search queries not asked before in this run, for as long as there are any; then the same
+    ones again, counted (a repeated query may be answered from a cache: read the figures with it)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.next = 0
+        self.repeated = 0
+
+    def take(self) -> str:
+        if self.next >= len(self.texts):
+            self.repeated += 1
+        text = self.texts[self.next % len(self.texts)]
+        self.next += 1
+        return text
 
 
 def pct(samples: list[float], q: float) -> float | None:
@@ -72,6 +89,9 @@ def start_app(data_dir: Path, port: int, worker: bool) -> subprocess.Popen[bytes
             "WOVEPAPER_DATA_DIR": str(data_dir),
             "WOVEPAPER_ENVIRONMENT": "test",
             "WOVEPAPER_WORKER_EMBEDDED": "true" if worker else "false",
+            # Every client is one loopback address: the per-address API limit (a 429 long before
+            # the server is loaded) is not what this measures.
+            "WOVEPAPER_LIMIT_API": "100000000/60",
         }
     )
     return serve_app(env, port)
@@ -109,9 +129,13 @@ def probe_health(base: str, seconds: float, out: Queue[list[float] | str]) -> No
     with httpx.Client(base_url=base, timeout=60) as http:
         while time.monotonic() < stop:
             started = time.perf_counter()
-            status = http.get("/healthz").status_code
-            samples.append((time.perf_counter() - started) * 1000)
-            if status != 200:
+            try:
+                status: int | str = http.get("/healthz").status_code
+            except httpx.HTTPError as exc:  # counted, not fatal: the figures say what happened
+                status = type(exc).__name__
+            if status == 200:
+                samples.append((time.perf_counter() - started) * 1000)
+            else:
                 out.put(f"healthz {status}")
             time.sleep(0.05)
     out.put(samples)
@@ -152,7 +176,7 @@ def wrk_pages(
     }
 
 
-async def searches(base: str, clients: int, seconds: float, texts: list[str], tally: Tally) -> None:
+async def searches(base: str, clients: int, seconds: float, texts: QueryPool, tally: Tally) -> None:
     stop = time.monotonic() + seconds
     # Below uvicorn's 5 s keep-alive timeout, so the client never reuses a connection being closed.
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=4)
@@ -162,7 +186,7 @@ async def searches(base: str, clients: int, seconds: float, texts: list[str], ta
             while time.monotonic() < stop:
                 started = time.perf_counter()
                 try:
-                    response = await http.get("/api/search", params={"q": texts.pop()})
+                    response = await http.get("/api/search", params={"q": texts.take()})
                     status: int | str = response.status_code
                 except httpx.HTTPError as exc:
                     status = type(exc).__name__
@@ -177,7 +201,7 @@ async def searches(base: str, clients: int, seconds: float, texts: list[str], ta
 
 
 def run_level(
-    base: str, clients: int, seconds: float, paths: list[str], texts: list[str], folder: Path
+    base: str, clients: int, seconds: float, paths: list[str], texts: QueryPool, folder: Path
 ) -> Tally:
     tally = Tally()
     searchers = max(1, clients // 2)
@@ -199,7 +223,7 @@ def run_level(
 
 
 def report(
-    phase: str, clients: int, tally: Tally, load_before: float, load_after: float
+    phase: str, clients: int, tally: Tally, load_before: float, load_after: float, repeated: int
 ) -> dict[str, object]:
     return {
         "phase": phase,
@@ -212,6 +236,7 @@ def report(
         },
         "healthz_ms": {"p99": pct(tally.health, 0.99), "max": pct(tally.health, 1.0), "n": len(tally.health)},
         "shed_503": tally.shed,
+        "repeated_queries": repeated,
         "errors": tally.other,
         "load_average": [round(load_before, 2), round(load_after, 2)],
     }
@@ -228,7 +253,8 @@ def main() -> None:
     levels = [int(n) for n in args.levels.split(",")]
     source = ROOT / "data" / "bench-search-20k"
     build("20k", source, args.embed)
-    texts = queries(source, 4000)
+    # Enough unseen queries for the default run (6 levels of 20 s); a longer one repeats some.
+    texts = QueryPool(queries(source, 12000))
     rows = []
     for phase, worker in (("indexing idle", False), ("indexing running", True)):
         with tempfile.TemporaryDirectory(prefix="bench-overload-") as scratch:
@@ -242,15 +268,21 @@ def main() -> None:
                     enqueue_abstracts(data_dir)
                 pages = page_paths(base)
                 for clients in levels:
+                    # Every client starts only once the app answers (it may still be busy after
+                    # the level before, or with the indexing just queued).
+                    wait_until_answering(base, server, 120)
                     warm(base, pages)
                     before = os.getloadavg()[0]
+                    repeated = texts.repeated
                     tally = run_level(base, clients, args.seconds, pages, texts, Path(scratch))
-                    row = report(phase, clients, tally, before, os.getloadavg()[0])
+                    row = report(phase, clients, tally, before, os.getloadavg()[0], texts.repeated - repeated)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                 if worker:
-                    status = httpx.get(f"{base}/api/ingest/status", timeout=60).json()
-                    print(json.dumps({"indexed_during_the_run": status["abstracts_indexed"]}), flush=True)
+                    answer = httpx.get(f"{base}/api/ingest/status", timeout=60)
+                    status = answer.json() if answer.status_code == 200 else {}
+                    indexed = status.get("abstracts_indexed", f"status {answer.status_code}")
+                    print(json.dumps({"indexed_during_the_run": indexed}), flush=True)
             finally:
                 server.terminate()
                 server.wait(timeout=60)

@@ -28,6 +28,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -157,26 +158,38 @@ def free_port() -> int:
 
 
 def serve_app(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    """``python -m app serve`` with ``env`` on ``port``, returned once ``/healthz`` answers."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve"],
-        cwd=ROOT,
-        env={**env, "WOVEPAPER_PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 180
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+    """``python -m app serve`` with ``env`` on ``port``, returned once ``/healthz`` answers. Its
+    output goes to a temporary file (a pipe nobody reads would stall the app once full)."""
+    with tempfile.TemporaryFile() as log:  # the child keeps its own descriptor
+        server = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve"],
+            cwd=ROOT,
+            env={**env, "WOVEPAPER_PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            wait_until_answering(f"http://127.0.0.1:{port}", server, 180)
+        except RuntimeError:
+            log.seek(0)
+            detail = log.read().decode(errors="replace")
+            raise RuntimeError(f"the app did not start: {detail[-2000:]}") from None
+    return server
+
+
+def wait_until_answering(base: str, server: subprocess.Popen[bytes], seconds: float) -> None:
+    """Until ``/healthz`` answers 200 (RuntimeError when the app exits or ``seconds`` pass)."""
+    deadline = time.monotonic() + seconds
+    with httpx.Client(base_url=base, timeout=10) as client:
         while True:
             try:
                 if client.get("/healthz").status_code == 200:
-                    return server
+                    return
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline or server.poll() is not None:
                 server.kill()
-                detail = server.stderr.read().decode() if server.stderr else ""
-                raise RuntimeError(f"the app did not start: {detail[-2000:]}")
+                raise RuntimeError(f"the app at {base} does not answer /healthz")
             time.sleep(0.5)
 
 

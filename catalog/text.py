@@ -29,6 +29,29 @@ def human_text(text: str) -> str:
     return " ".join(kept.split())
 
 
+def _ranges(codes: list[int]) -> str:
+    spans: list[list[int]] = []
+    for code in codes:
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return "".join(f"\\u{a:04x}" + (f"-\\u{b:04x}" if b > a else "") for a, b in spans)
+
+
+# A regular expression (JSON Schema's dialect too) that finds a character :func:`human_text` keeps
+# and shows: not whitespace, not a control character, not an invisible format character of the
+# Basic Multilingual Plane (the joiners excepted). A text it does not match is empty once cleaned.
+VISIBLE_PATTERN = (
+    "[^\\s\\x00-\\x1f\\x7f"
+    + _ranges(
+        [c for c in range(0xD800) if unicodedata.category(chr(c)) == "Cf" and chr(c) not in _JOINERS]
+        + [c for c in range(0xE000, 0x10000) if unicodedata.category(chr(c)) == "Cf"]
+    )
+    + "]"
+)
+
+
 def transliterate(text: str) -> str:
     """Latin letters for every letter: "Łukasz" → "Lukasz", "Søgaard" → "Sogaard", "Иван" → "Ivan"."""
     return anyascii(text)

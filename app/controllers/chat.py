@@ -31,6 +31,8 @@ from litestar import Controller, HttpMethod, Request, Response, delete, get, pat
 from litestar.connection import ASGIConnection
 from litestar.exceptions import ClientException, HTTPException, NotFoundException
 from litestar.handlers.base import BaseRouteHandler
+from litestar.openapi.spec import OpenAPI, OpenAPIMediaType, OpenAPIResponse, Schema
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from litestar.status_codes import (
@@ -49,12 +51,12 @@ from app.services import AppServices, Services
 from catalog import arxiv_ids
 from catalog.db import transaction
 from catalog.queries import paper_summaries
-from catalog.text import scrub
+from catalog.text import VISIBLE_PATTERN, scrub
 from chat import conversations
 from chat.pipeline import Event, Outcome, Turn
 from coordination.limits import LimitExceeded
 from coordination.redis import RedisError
-from settings import LimitSettings
+from settings import LimitSettings, Settings
 
 log = logging.getLogger(__name__)
 MAX_SCOPE = 50  # papers one question may be scoped to
@@ -440,14 +442,15 @@ class ConversationController(Controller):
     ) -> dict[str, Any]:
         actor = actor_of(request)
         conversation_id, markdown = _conversation_id(ref)
-        title = " ".join(scrub(data.title).split())
+        # Cleaned as it is stored (no invisible format characters), so the answer names what is kept.
+        title = conversations.title_for(data.title)
         if not title:
-            raise ClientException(detail="A title cannot be empty.")
+            raise ClientException(detail="A title cannot be empty (nor only invisible characters).")
         if markdown or not await _in_transaction(
             services, lambda db: conversations.rename(db, actor.person_id, conversation_id, title)
         ):
             raise NotFoundException(detail="There is no such conversation.")
-        return {"id": conversation_id, "title": conversations.title_for(title)}
+        return {"id": conversation_id, "title": title}
 
     @delete(
         "/",
@@ -466,6 +469,45 @@ class ConversationController(Controller):
             services, lambda db: conversations.remove(db, actor.person_id, conversation_id)
         ):
             raise NotFoundException(detail="There is no such conversation.")
+
+
+QUESTION_PATTERN = r"[^\s\x00-\x1f\x7f]"  # what chat_turn keeps of a question: not blank
+
+
+def document_chat(schema: OpenAPI, settings: Settings) -> None:
+    """Write what the chat API enforces into the OpenAPI schema (called once, before it is first
+    served): a question has a visible character and at most ``chat_max_question_chars``, a title
+    a visible character; ``POST /api/chat`` answers an event stream, JSON or markdown."""
+    components = (schema.components.schemas or {}) if schema.components else {}
+    question = components["ChatQuestion"].properties or {}
+    assert isinstance(question["question"], Schema)
+    question["question"].min_length = 1
+    question["question"].max_length = settings.chat.chat_max_question_chars
+    question["question"].pattern = QUESTION_PATTERN
+    title = (components["ConversationTitle"].properties or {})["title"]
+    assert isinstance(title, Schema)
+    title.min_length = 1
+    title.pattern = VISIBLE_PATTERN
+    operation = (schema.paths or {})["/api/chat"].post
+    assert operation is not None and operation.responses is not None
+    answered = operation.responses["200"]
+    assert isinstance(answered, OpenAPIResponse)
+    text = Schema(type=OpenAPIType.STRING)
+    event = Schema(  # each event of the stream (a ``: ping`` comment is none)
+        type=OpenAPIType.OBJECT,
+        properties={
+            "event": Schema(
+                type=OpenAPIType.STRING, enum=["evidence", "token", "citations", "done", "error"]
+            ),
+            "data": Schema(type=OpenAPIType.STRING, content_media_type="application/json"),
+        },
+        required=["event", "data"],
+    )
+    answered.content = {
+        "text/event-stream": OpenAPIMediaType(schema=event),
+        **(answered.content or {}),
+        "text/markdown": OpenAPIMediaType(schema=text),
+    }
 
 
 ROUTE_HANDLERS: list[ControllerRouterHandler] = [ask, list_conversations, ConversationController]

@@ -16,7 +16,7 @@ from litestar import Request, Response, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Redirect
-from litestar.status_codes import HTTP_303_SEE_OTHER
+from litestar.status_codes import HTTP_200_OK, HTTP_303_SEE_OTHER
 
 from accounts import queries as accounts
 from app.auth.guards import actor_of, signed_in
@@ -56,12 +56,25 @@ async def _set_follow(request: Request[Any, Any, Any], researcher_id: int, follo
     )
 
 
-@post("/researchers/{researcher_id:str}/follow", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
+# 200, not POST's default 201: following or unfollowing creates no resource (a form gets a 303).
+@post(
+    "/researchers/{researcher_id:str}/follow",
+    include_in_schema=False,
+    guards=[signed_in],
+    opt=PRIVATE,
+    status_code=HTTP_200_OK,
+)
 async def follow(request: Request[Any, Any, Any], researcher_id: FromPath[str]) -> Response[Any]:
     return await _set_follow(request, path_id(researcher_id, "researcher"), True)
 
 
-@post("/researchers/{researcher_id:str}/unfollow", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
+@post(
+    "/researchers/{researcher_id:str}/unfollow",
+    include_in_schema=False,
+    guards=[signed_in],
+    opt=PRIVATE,
+    status_code=HTTP_200_OK,
+)
 async def unfollow(request: Request[Any, Any, Any], researcher_id: FromPath[str]) -> Response[Any]:
     return await _set_follow(request, path_id(researcher_id, "researcher"), False)
 
