@@ -31,10 +31,10 @@ sys.path.insert(0, str(PROJECT_ROOT))
 from sqlalchemy import create_engine, text  # noqa: E402
 
 from catalog.db import make_engine, migrate  # noqa: E402
-from catalog.names import parse_name  # noqa: E402
 from ingest import researchers  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import listings  # noqa: E402
+from people.names import parse_name  # noqa: E402
 from settings import SHARED_DATA  # noqa: E402
 
 DEFAULT_FILE = SHARED_DATA / "arxiv" / "listings-75k.jsonl.gz"

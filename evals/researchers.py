@@ -31,8 +31,7 @@ from sqlalchemy import select
 
 from catalog.db import make_engine, migrate
 from catalog.models import Authorship, Paper
-from catalog.name_counts import coauthor_groups, pair_namesakes
-from catalog.names import ParsedName, display_name, names_compatible, parse_name
+from catalog.names import display_name
 from ingest.importer import Importer
 from ingest.records import PaperRecord
 from ingest.researchers import (
@@ -51,6 +50,8 @@ from ingest.researchers import (
     evidence_of,
 )
 from ingest.sources import generic
+from people.name_counts import coauthor_groups, pair_namesakes
+from people.names import ParsedName, names_compatible, parse_name
 
 RESOLVERS = ("evidence", "old", "exact-name", "coauthor-components", "ceiling")
 # Not in "all": it embeds every title and abstract with the bundled model (a minute or two a file).

@@ -50,17 +50,10 @@ from sqlalchemy import Connection, bindparam, delete, func, insert, select, upda
 
 from catalog.enrichment import ResearcherChange, move_researcher_references
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, Researcher
-from catalog.name_counts import expected_namesakes, pair_namesakes
-from catalog.names import (
-    ParsedName,
-    display_name,
-    names_compatible,
-    parse_name,
-    person_key,
-    preferred_spelling,
-    same_surname,
-)
+from catalog.names import display_name, person_key
 from ingest.records import PaperRecord
+from people.name_counts import expected_namesakes, pair_namesakes
+from people.names import ParsedName, names_compatible, parse_name, preferred_spelling, same_surname
 
 # Distinct author strings the resolver keeps parsed (``ResearcherResolver.parse``).
 MAX_REMEMBERED_NAMES = 500_000

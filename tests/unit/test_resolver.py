@@ -7,8 +7,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from catalog.name_counts import build, expected_namesakes
-from catalog.names import parse_name
 from evals.researchers import ceiling, ceiling_topic, load, scores
 from ingest.researchers import (
     PEOPLE_AS_SET_FROM,
@@ -18,6 +16,8 @@ from ingest.researchers import (
     affiliation_overlap,
     affiliation_words,
 )
+from people.name_counts import build, expected_namesakes
+from people.names import parse_name
 
 
 def _resolve(
