@@ -35,7 +35,7 @@ def from_parsed(last: str, first: str, suffix: str = "") -> str:
     return " ".join(part for part in (first.strip(), last.strip(), suffix.strip()) if part)
 
 
-# -- parsed names: blocking and compatibility (ingest.researchers) ----------------------------------
+# -- parsed names: blocking and compatibility (people.resolver) ----------------------------------
 
 # Written-out names the fast split below would get wrong: a comma ("Liu, Yang"), a lower-case
 # particle ("van der Berg"), a suffix ("Jr.", "III") or a title ("Dr."). Only these go to nameparser
@@ -105,7 +105,7 @@ class ParsedName:
         # weijie"): an initial only matches an initial, and "Wei-jie Yu" is not "Wei Yu" (loose keys
         # would tell "Yu Zhang" from "Yue Zhang" no better than a coin).
         self.coauthor_key = f"{surname} {first}" if first else surname
-        # Where in its block a researcher of this name may be filed (ingest.researchers): under the
+        # Where in its block a researcher of this name may be filed (people.resolver): under the
         # written-out first name, its initial, no given name, or the given names run together;
         # empty for an initial (or no given name), which may be anyone of the block.
         head = given[0] if given else ""
@@ -139,7 +139,7 @@ class ParsedName:
 
 
 # Small: the resolver keeps its own table of every author string it parsed
-# (``ingest.researchers.ResearcherResolver.parse``); this one serves the pages and the evals (a
+# (``people.resolver.ResearcherResolver.parse``); this one serves the pages and the evals (a
 # 200k-entry cache beside it cost ~40 MB at 75k papers).
 @lru_cache(maxsize=16_384)
 def parse_name(name: str) -> ParsedName | None:
