@@ -10,6 +10,7 @@ COPY catalog ./catalog
 COPY coordination ./coordination
 COPY indexing ./indexing
 COPY ingest ./ingest
+COPY people ./people
 COPY prompts ./prompts
 COPY retrieval ./retrieval
 COPY evals ./evals

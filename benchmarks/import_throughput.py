@@ -31,10 +31,10 @@ sys.path.insert(0, str(PROJECT_ROOT))
 from sqlalchemy import create_engine, text  # noqa: E402
 
 from catalog.db import make_engine, migrate  # noqa: E402
-from catalog.names import parse_name  # noqa: E402
-from ingest import researchers  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import listings  # noqa: E402
+from people import evidence  # noqa: E402
+from people.names import parse_name  # noqa: E402
 from settings import SHARED_DATA  # noqa: E402
 
 DEFAULT_FILE = SHARED_DATA / "arxiv" / "listings-75k.jsonl.gz"
@@ -89,7 +89,7 @@ def incremental_child(url: str, path: Path, batch_size: int, held_back: int) -> 
         for label, target in (("into_full", engine), ("into_empty", empty)):
             # A later run is a new process: its parsed names and topic words start cold.
             parse_name.cache_clear()
-            researchers._BITS.clear()
+            evidence._BITS.clear()
             cpu_before, started = _cpu_seconds(), time.perf_counter()
             Importer(target, source="listings", batch_size=batch_size).run(tail)
             figures[label] = {

@@ -29,10 +29,10 @@ from sqlalchemy.orm import Session  # noqa: E402
 
 from catalog.db import make_engine, migrate, recorded_statements  # noqa: E402
 from catalog.models import Authorship, Researcher  # noqa: E402
-from catalog.name_counts import coauthor_groups  # noqa: E402
 from catalog.queries import researcher_profile  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import listings  # noqa: E402
+from people.name_counts import coauthor_groups  # noqa: E402
 from settings import SHARED_DATA  # noqa: E402
 
 

@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rapidfuzz import fuzz
 
-from catalog.names import fold, from_parsed
+from catalog.names import fold
 from ingest.pdf import ParsedPdf, PdfLimits, default_pool, parse_pdf
+from people.names import from_parsed
 from settings import SHARED_DATA
 
 

@@ -123,7 +123,7 @@ class Researcher(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     display_name: Mapped[str] = mapped_column(String(512))
     name_key: Mapped[str] = mapped_column(String(512), index=True)  # see catalog.names
-    # Surname and first initial ("liu y"): where the resolver looks for candidates (ingest.researchers).
+    # Surname and first initial ("liu y"): where the resolver looks for candidates (people.resolver).
     block_key: Mapped[str] = mapped_column(String(512), index=True, default="")
     orcid: Mapped[str | None] = mapped_column(String(32), index=True)
     openalex_id: Mapped[str | None] = mapped_column(String(32), index=True)

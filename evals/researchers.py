@@ -31,26 +31,15 @@ from sqlalchemy import select
 
 from catalog.db import make_engine, migrate
 from catalog.models import Authorship, Paper
-from catalog.name_counts import coauthor_groups, pair_namesakes
-from catalog.names import ParsedName, display_name, names_compatible, parse_name
-from ingest.importer import Importer
+from catalog.names import display_name
+from ingest.importer import Importer, evidence_of
 from ingest.records import PaperRecord
-from ingest.researchers import (
-    BIAS,
-    FEATURES,
-    JOIN_AT,
-    MERGE_AT,
-    RARE_NAME_BELOW,
-    WEIGHTS,
-    Candidate,
-    Profile,
-    ResearcherResolver,
-    Rule,
-    affiliation_overlap,
-    affiliation_words,
-    evidence_of,
-)
 from ingest.sources import generic
+from people.evidence import FEATURES, Profile, affiliation_overlap, affiliation_words
+from people.name_counts import coauthor_groups, pair_namesakes
+from people.names import ParsedName, names_compatible, parse_name
+from people.resolver import Candidate, ResearcherResolver, Rule
+from people.weights import BIAS, JOIN_AT, MERGE_AT, RARE_NAME_BELOW, WEIGHTS
 
 RESOLVERS = ("evidence", "old", "exact-name", "coauthor-components", "ceiling")
 # Not in "all": it embeds every title and abstract with the bundled model (a minute or two a file).

@@ -25,12 +25,24 @@ from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, sel
 from catalog.models import Affiliation, Authorship, Base, Paper, PaperCategory, PaperVersion, Researcher
 from catalog.names import display_name
 from ingest.records import PaperRecord, RecordError
-from ingest.researchers import Profile, ResearcherResolver, evidence_of, merge_in_catalogue, respell
+from people.evidence import PaperEvidence, Profile, topic_text
+from people.names import ParsedName
+from people.resolver import ResearcherResolver
+from people.writes import merge_in_catalogue, respell
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _IN_CHUNK = 500
 _VERSION_SUFFIX = re.compile(r"(v\d+)?")
+
+
+def evidence_of(record: PaperRecord, names: Sequence[ParsedName | None]) -> PaperEvidence:
+    """The evidence of one record whose authors parsed to ``names``; its year is the first version's."""
+    years = [v.submitted_at.year for v in record.versions if v.submitted_at]
+    year = min(years) if years else (record.announced_on.year if record.announced_on else None)
+    return PaperEvidence.of(
+        names, record.categories, record.journal_ref, year, topic_text(record.title, record.abstract)
+    )
 
 
 @dataclass

@@ -52,12 +52,13 @@ from catalog.enrichment import (
     move_researcher_references,
 )
 from catalog.models import Affiliation, Authorship, Paper, Researcher, ResearcherInstitution
-from catalog.names import block_of, fold, person_key
+from catalog.names import fold, person_key
 from ingest.enrich import openalex, semanticscholar
 from ingest.enrich.affiliations import Matcher
 from ingest.enrich.institutions import ensure_institution
 from ingest.enrich.openalex import InstitutionRef
-from ingest.researchers import preferred_names
+from people.names import block_of
+from people.writes import preferred_names
 
 ID_COLUMN = {OPENALEX: "openalex_id", SEMANTIC_SCHOLAR: "semantic_scholar_id"}
 IDENTITIES = ("orcid", "openalex_id", "semantic_scholar_id")

@@ -8,9 +8,9 @@ import email.utils
 from collections.abc import Iterator
 from pathlib import Path
 
-from catalog.names import from_parsed
 from ingest.records import BadRecord, PaperRecord, RecordError, Version, make_record
 from ingest.sources import read_jsonl_file
+from people.names import from_parsed
 
 
 def read(path: Path) -> Iterator[PaperRecord | RecordError]:

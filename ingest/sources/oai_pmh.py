@@ -32,11 +32,11 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from catalog import arxiv_ids
-from catalog.names import from_parsed
 from catalog.text import clean_text
 from ingest.http import PoliteClient, arxiv_client
 from ingest.records import BadRecord, PaperRecord, RecordError, Version, make_record
 from ingest.sources import HarvestError
+from people.names import from_parsed
 from settings import Settings
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"

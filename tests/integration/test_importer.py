@@ -17,10 +17,10 @@ from accounts.models import Follow, Person
 from catalog.db import alembic_config, make_engine, migrate
 from catalog.enrichment import ResearcherChange, surviving_researcher_id
 from catalog.models import Affiliation, Authorship, Paper, PaperCategory, PaperVersion, Researcher
-from catalog.names import parse_name
 from ingest.importer import Importer
 from ingest.records import RecordError
 from ingest.sources import kaggle, listings
+from people.names import parse_name
 
 
 def _count(engine: Engine, model: type) -> int:

@@ -1,11 +1,5 @@
-from catalog.names import (
-    ParsedName,
-    names_compatible,
-    parse_name,
-    person_key,
-    preferred_spelling,
-    same_surname,
-)
+from catalog.names import person_key
+from people.names import ParsedName, names_compatible, parse_name, preferred_spelling, same_surname
 
 
 def test_person_key_folds_accents_case_and_punctuation_but_not_initials() -> None:

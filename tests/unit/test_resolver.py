@@ -7,17 +7,17 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from catalog.name_counts import build, expected_namesakes
-from catalog.names import parse_name
 from evals.researchers import ceiling, ceiling_topic, load, scores
-from ingest.researchers import (
+from people.evidence import (
     PEOPLE_AS_SET_FROM,
     PaperEvidence,
     Profile,
-    ResearcherResolver,
     affiliation_overlap,
     affiliation_words,
 )
+from people.name_counts import build, expected_namesakes
+from people.names import parse_name
+from people.resolver import ResearcherResolver
 
 
 def _resolve(

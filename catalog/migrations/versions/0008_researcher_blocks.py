@@ -1,7 +1,7 @@
 """researchers: block_key, the loose name key the resolver finds candidates by
 
 Surname and first initial ("liu y"), so "Y. Liu", "Yang Liu" and "Yu Liu" are looked up together and
-told apart by the evidence (ingest.researchers). Existing researchers get theirs from their
+told apart by the evidence (people.resolver). Existing researchers get theirs from their
 display name; their ids and links do not change.
 
 Revision ID: 0008_researcher_blocks
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from catalog.names import block_of
+from people.names import block_of
 
 revision = "0008_researcher_blocks"
 down_revision = "0007_chat"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from catalog.names import block_of
+from people.names import block_of
 
 revision = "0009_refile_researcher_blocks"
 down_revision = "0008_researcher_blocks"

@@ -14,7 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from catalog.names import block_of, fold
+from catalog.names import fold
+from people.names import block_of
 
 revision = "0010_transliterated_keys"
 down_revision = "0009_refile_researcher_blocks"

@@ -9,7 +9,7 @@ CC0). Distinct names, not mentions: a prolific "Maosong Sun" is one person, and 
 "Maosong" look common. For a name written with an initial ("G. Salton"), p(given) is the share of
 first names with that first letter. Stored beside this module in ``name_counts.json.gz`` (names
 seen at least twice; rarer ones count as 1). Rebuild with
-``python -m catalog.name_counts LISTINGS.jsonl.gz``.
+``python -m people.name_counts LISTINGS.jsonl.gz``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Collection, Hashable, Sequence
 from functools import cache
 from pathlib import Path
 
-from catalog.names import ParsedName, parse_name
+from people.names import ParsedName, parse_name
 
 COUNTS = Path(__file__).with_name("name_counts.json.gz")
 _KEPT_FROM = 2  # rarer names are left out of the file (and count as 1)
