@@ -16,11 +16,9 @@ from litestar.exceptions import NotFoundException
 from litestar.params import Parameter, PathParameter
 from sqlalchemy.orm import Session
 
-from app.controllers.institutions import NameQuery as InstitutionQuery
 from app.controllers.institutions import resolve
 from app.controllers.pages import ATTRIBUTION_PATH
-from app.controllers.papers import Category, checked_category
-from app.controllers.researchers import NameQuery as ResearcherQuery
+from app.params import Category, InstitutionQuery, ResearcherQuery, checked_category
 from app.rendering import AppPages, markdown_path
 from app.services import DB
 from app.site import Site

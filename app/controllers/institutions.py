@@ -8,16 +8,16 @@ matching does.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, get
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
 from app.controllers.listing import name_listing_view
-from app.controllers.papers import PageNumber
+from app.params import InstitutionQuery, PageNumber
 from app.rendering import AppPages, PageAnswer, Pages, Redirect, View, query_string
 from app.structured_data import organization
 from catalog.institutions import (
@@ -29,8 +29,6 @@ from catalog.institutions import (
 )
 from catalog.queries import institution_detail, list_institutions
 from catalog.row_ids import looks_like_row_id
-
-NameQuery = Annotated[str | None, Parameter(max_length=200, description="Part of a name, alias or acronym")]
 
 
 def resolve(db: Session, ident: str) -> InstitutionSummary:
@@ -98,7 +96,7 @@ async def institution(
 async def institutions(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    q: NameQuery = None,
+    q: InstitutionQuery = None,
     page: PageNumber = 1,
 ) -> PageAnswer:
     def build(db: Session) -> View:

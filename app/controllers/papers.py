@@ -9,20 +9,21 @@ details where the catalogue holds them; its canonical link is the unversioned pa
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, get
-from litestar.exceptions import ClientException, NotFoundException
-from litestar.params import FromPath, Parameter
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
 from app.errors import PaperNotHarvested
+from app.params import Category, PageNumber, checked_category
 from app.rendering import AppPages, PageAnswer, Redirect, View, query_string
 from app.site import Site
 from app.structured_data import scholarly_article
 from catalog import arxiv_ids
-from catalog.queries import CATEGORY, newest_papers, paper_detail, paper_path
+from catalog.queries import newest_papers, paper_detail, paper_path
 
 # The id part of ``/papers/<id>-<slug>``; anything after the first hyphen that follows it is a slug.
 _NEW_STYLE = re.compile(r"(?P<id>\d{4}\.\d{4,5}(?:v\d+)?)(?:-(?P<slug>.*))?", re.ASCII | re.DOTALL)
@@ -30,21 +31,6 @@ _OLD_STYLE = re.compile(
     r"(?P<id>[A-Za-z]+(?:-[A-Za-z]+)?(?:\.[A-Za-z-]+)?/\d{7}(?:v\d+)?)(?:-(?P<slug>.*))?",
     re.ASCII | re.DOTALL,
 )
-
-Category = Annotated[
-    str | None,
-    Parameter(pattern=CATEGORY.pattern, max_length=64, description="An arXiv category, e.g. cs.LG"),
-]
-PageNumber = Annotated[int, Parameter(ge=1, le=100_000, description="1-based page number")]
-
-
-def checked_category(category: str | None) -> str | None:
-    """``category`` when it looks like an arXiv category; a 400 that says so otherwise."""
-    if category is not None and not CATEGORY.fullmatch(category):
-        raise ClientException(
-            detail=f"{category!r} is not an arXiv category; they look like cs.LG or hep-th."
-        )
-    return category
 
 
 def parse_paper_ident(ident: str) -> arxiv_ids.ArxivId:

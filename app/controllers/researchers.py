@@ -7,11 +7,11 @@ never from names); the id alone or a stale name redirects to the canonical addre
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, get
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath
 from sqlalchemy.orm import Session
 
 from accounts.queries import is_following
@@ -19,15 +19,13 @@ from app.asgi import PAGE_OPT
 from app.auth.requester import Actor, requester
 from app.controllers.listing import name_listing_view
 from app.controllers.pages import ATTRIBUTION_PATH
-from app.controllers.papers import Category, PageNumber, checked_category
 from app.graphics import network_picture
+from app.params import Category, PageNumber, ResearcherQuery, checked_category
 from app.rendering import AppPages, PageAnswer, Pages, Redirect, View, query_string
 from app.structured_data import person
 from catalog.enrichment import surviving_researcher_id
 from catalog.queries import coauthor_network, list_researchers, researcher_papers, researcher_profile
 from catalog.row_ids import looks_like_row_id, parse_row_id
-
-NameQuery = Annotated[str | None, Parameter(max_length=200, description="Part of a name, e.g. yang")]
 
 
 def researcher_view(
@@ -108,7 +106,7 @@ async def researcher(
 async def researchers(
     request: Request[Any, Any, Any],
     pages: AppPages,
-    q: NameQuery = None,
+    q: ResearcherQuery = None,
     page: PageNumber = 1,
 ) -> PageAnswer:
     def build(db: Session) -> View:
