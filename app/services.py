@@ -6,12 +6,14 @@ Handlers never build clients: they ask for ``db`` (a request-scoped catalogue se
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from litestar import Litestar
+import anyio.to_thread
+from litestar import Litestar, Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from sqlalchemy import Engine, text
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.admission import WorkGate
 from app.readiness import Check, Readiness
-from catalog.db import make_engine, session_factory
+from catalog.db import make_engine, session_factory, transaction
 from catalog.queries import count_papers
 from chat.llm import LLM, ModelChoice, make_llm
 from chat.pipeline import Chat
@@ -200,3 +202,16 @@ def provide_db(state: State) -> Iterator[Session]:
 # What handlers declare: ``db: DB`` and ``services: AppServices``.
 DB = NamedDependency[Session]
 AppServices = NamedDependency[Services]
+
+
+T = TypeVar("T")
+
+
+async def in_transaction(request: Request[Any, Any, Any], work: Callable[[Session], T]) -> T:
+    engine = request.app.state.services.engine
+
+    def run() -> T:
+        with transaction(engine) as db:
+            return work(db)
+
+    return await anyio.to_thread.run_sync(run)

@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from litestar import Litestar, Request
+from litestar import Litestar, Request, Response
 from litestar.connection import ASGIConnection
 from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import OpenAPI, OpenAPIHeader, OpenAPIMediaType, OpenAPIResponse, Schema
@@ -24,6 +24,7 @@ from app.auth import csrf, local_link
 from app.auth.oauth import Provider, configured_providers
 from app.auth.requester import Network, RequesterMiddleware, client_address, parse_networks, requester
 from app.auth.sessions import STORE_NAME, session_config, session_store
+from app.security import CONTENT_SECURITY_POLICY
 from coordination.limits import Limiter, LimitExceeded, make_limiter
 from coordination.redis import RedisError
 from settings import LimitSettings, Settings
@@ -183,3 +184,15 @@ def page_context(connection: ASGIConnection[Any, Any, Any, Any]) -> dict[str, An
     if actor is None:
         return None
     return {"viewer": actor, "csrf_token": csrf.csrf_token(connection) if actor.via == "session" else None}
+
+
+def with_provider_forms(response: Response[bytes], state: AuthState) -> Response[bytes]:
+    """``response`` (a page holding the providers' sign-in forms) with a CSP whose ``form-action``
+    also allows the providers: Chromium checks it, with the form page's policy, against where the
+    form's answer redirects (the provider), and blocks the sign-in otherwise."""
+    origins = sorted(set().union(*(p.form_origins() for p in state.providers.values())))
+    if origins:
+        allowed = " ".join(["'self'", *origins])
+        policy = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action {allowed}")
+        response.headers["content-security-policy"] = policy
+    return response

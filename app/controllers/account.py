@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio.to_thread
 from litestar import Request, Response, get, post
@@ -21,32 +20,18 @@ from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromPath
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_303_SEE_OTHER
-from sqlalchemy.orm import Session
 
 from accounts import queries as accounts
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token, signed_in
-from app.auth.wiring import auth_state, page_context
-from app.controllers.signin import with_provider_forms
+from app.auth.wiring import auth_state, page_context, with_provider_forms
 from app.ids import path_id
 from app.rendering import AppPages, View
-from catalog.db import transaction
-
-PRIVATE = {"private": True}  # needs sign-in: not in the public route list
-T = TypeVar("T")
+from app.routing import PRIVATE
+from app.services import in_transaction
 
 
 class FormError(HTTPException):
     status_code = 400
-
-
-async def in_transaction(request: Request[Any, Any, Any], work: Callable[[Session], T]) -> T:
-    engine = request.app.state.services.engine
-
-    def run() -> T:
-        with transaction(engine) as db:
-            return work(db)
-
-    return await anyio.to_thread.run_sync(run)
 
 
 async def _account_page(

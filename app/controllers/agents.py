@@ -8,19 +8,18 @@ import re
 from typing import Any
 from xml.sax.saxutils import escape
 
-from feedgen.feed import FeedGenerator
 from litestar import Request, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 
-from app.controllers.pages import prose_view, served_routes
+from app.feeds import papers_feed
 from app.rendering import AppPages, PageAnswer, Pages, Rendered, md_escape
-from app.site import Site
+from app.routing import served_routes
+from app.views.prose import prose_view
 from catalog.queries import (
     CATEGORY,
-    PaperSummary,
     category_exists,
     list_researchers,
     newest_papers,
@@ -143,38 +142,6 @@ async def sitemap(request: Request[Any, Any, Any], pages: AppPages, name: FromPa
         return Rendered(200, _urlset([(site.url(e.path), e.lastmod) for e in entries]), XML)
 
     return await pages.document(request, build)
-
-
-def _midnight(day: dt.date | None) -> dt.datetime | None:
-    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) if day else None
-
-
-def papers_feed(
-    site: Site, *, title: str, page: str, self_path: str, description: str, papers: list[PaperSummary]
-) -> Rendered:
-    """An RSS 2.0 document listing ``papers`` (newest first)."""
-    feed = FeedGenerator()
-    feed.title(title)
-    feed.link(href=site.url(page), rel="alternate")
-    feed.link(href=site.url(self_path), rel="self")
-    feed.description(description)
-    feed.language("en")
-    feed.generator(site.name)
-    if papers and (latest := _midnight(papers[0].activity_on)):
-        feed.lastBuildDate(latest)
-    for paper in papers:
-        entry = feed.add_entry(order="append")
-        url = site.url(paper.path)
-        entry.title(paper.title)
-        entry.link(href=url)
-        entry.guid(url, permalink=True)
-        authors = ", ".join(a.name for a in paper.authors)
-        entry.description(f"{authors}. {paper.abstract}" if authors else paper.abstract or paper.title)
-        if published := _midnight(paper.activity_on):
-            entry.pubDate(published)
-        if paper.primary_category:
-            entry.category(term=paper.primary_category)
-    return Rendered(200, feed.rss_str(pretty=False), "application/rss+xml")
 
 
 @get("/rss/{name:str}", include_in_schema=False)

@@ -18,8 +18,8 @@ from litestar.params import FromQuery
 
 from app.auth.guards import signed_in
 from app.auth.wiring import page_context
-from app.controllers.account import PRIVATE
 from app.rendering import AppPages, View
+from app.routing import PRIVATE
 from catalog import queries
 from catalog.arxiv_ids import InvalidArxivId, parse
 

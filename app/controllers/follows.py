@@ -20,12 +20,12 @@ from litestar.status_codes import HTTP_200_OK, HTTP_303_SEE_OTHER
 
 from accounts import queries as accounts
 from app.auth.guards import actor_of, signed_in
-from app.controllers.account import PRIVATE, in_transaction
-from app.controllers.agents import papers_feed
-from app.controllers.signin import safe_next
+from app.feeds import papers_feed
 from app.ids import path_id
 from app.negotiation import accept_qualities
 from app.rendering import AppPages
+from app.routing import PRIVATE, safe_next
+from app.services import in_transaction
 from catalog.queries import researcher_name, researcher_path
 
 

@@ -18,11 +18,11 @@ from accounts.queries import is_following
 from app.asgi import PAGE_OPT
 from app.auth.requester import Actor, requester
 from app.controllers.listing import name_listing_view
-from app.controllers.pages import ATTRIBUTION_PATH
 from app.graphics import network_picture
 from app.params import Category, PageNumber, ResearcherQuery, checked_category
 from app.rendering import AppPages, PageAnswer, Pages, Redirect, View, query_string
 from app.structured_data import person
+from app.views.prose import ATTRIBUTION_PATH
 from catalog.enrichment import surviving_researcher_id
 from catalog.queries import coauthor_network, list_researchers, researcher_papers, researcher_profile
 from catalog.row_ids import looks_like_row_id, parse_row_id

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import time
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import anyio.to_thread
 from litestar import Request, Response, get, post
@@ -34,9 +33,9 @@ from app.auth import csrf, local_link
 from app.auth.oauth import Profile, SignInFailed
 from app.auth.requester import SESSION_PERSON, requester
 from app.auth.sessions import rotate_session
-from app.auth.wiring import AuthState, auth_state, limit_signin, page_context
+from app.auth.wiring import AuthState, auth_state, limit_signin, page_context, with_provider_forms
 from app.rendering import AppPages, View
-from app.security import CONTENT_SECURITY_POLICY
+from app.routing import safe_next
 from catalog.db import transaction
 
 FLOWS = "signin_flows"  # session key: {state: {provider, nonce, verifier, next, link, started}}
@@ -49,19 +48,6 @@ NextPath = Annotated[str | None, QueryParameter(name="next", max_length=1000)]
 
 class SignInError(HTTPException):
     status_code = 400
-
-
-def safe_next(value: str | None) -> str:
-    """``next`` when it is a same-site relative path (``/papers/x?y``), else ``/``. Refuses
-    ``https://evil``, ``//evil``, ``/\\evil``, ``javascript:`` and control characters."""
-    if not value or not value.startswith("/") or value.startswith(("//", "/\\")) or len(value) > 1000:
-        return "/"
-    if any(ord(c) < 0x20 or c == "\\" for c in value):
-        return "/"
-    parts = urlsplit(value)
-    if parts.scheme or parts.netloc:
-        return "/"
-    return value
 
 
 def _flows(request: Request[Any, Any, Any]) -> dict[str, dict[str, Any]]:
@@ -84,18 +70,6 @@ def _signin_view(state: AuthState, request: Request[Any, Any, Any], next_path: s
         indexable=False,
         cacheable=False,
     )
-
-
-def with_provider_forms(response: Response[bytes], state: AuthState) -> Response[bytes]:
-    """``response`` (a page holding the providers' sign-in forms) with a CSP whose ``form-action``
-    also allows the providers: Chromium checks it, with the form page's policy, against where the
-    form's answer redirects (the provider), and blocks the sign-in otherwise."""
-    origins = sorted(set().union(*(p.form_origins() for p in state.providers.values())))
-    if origins:
-        allowed = " ".join(["'self'", *origins])
-        policy = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action {allowed}")
-        response.headers["content-security-policy"] = policy
-    return response
 
 
 @get("/signin", include_in_schema=False)

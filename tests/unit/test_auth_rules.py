@@ -10,7 +10,7 @@ import pytest
 from app.auth.id_tokens import BadIdToken, allowed_algorithms
 from app.auth.local_link import available, is_loopback
 from app.auth.requester import client_address, parse_networks
-from app.controllers.signin import safe_next
+from app.routing import safe_next
 from settings import production_problems
 from tests.integration.signin_peers import settings_with
 

@@ -45,7 +45,7 @@ OWNERS = {
     "rapidfuzz": ("ingest.enrich",),
     "nameparser": ("people.names",),
     "scipy": ("people.name_counts", "evals"),
-    "feedgen": ("app.controllers.agents", "app.agents"),
+    "feedgen": ("app.feeds",),
     "alembic": ("catalog",),
     "defusedxml": ("ingest.sources.arxiv_api", "ingest.sources.oai_pmh"),  # untrusted XML
     # Outbound HTTP; the store only names httpx's errors for a Chroma server that went away.

@@ -8,9 +8,10 @@ import pytest
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
-from app.controllers.pages import ROUTES, prose_view, served_routes
 from app.main import create_app
 from app.rendering import Pages
+from app.routing import ROUTES, served_routes
+from app.views.prose import prose_view
 from settings import PROJECT_ROOT
 
 ROUTE_TABLE = (PROJECT_ROOT / "docs" / "agents.md").read_text()
@@ -49,7 +50,7 @@ def _developers(app: Litestar, fmt: str) -> str:
 def test_every_public_route_is_on_the_developers_page(app: Litestar) -> None:
     documented = {r.path for r in ROUTES}
     missing = public_routes(app) - documented
-    assert not missing, f"add these routes to app/controllers/pages.py:ROUTES: {sorted(missing)}"
+    assert not missing, f"add these routes to app/routing.py:ROUTES: {sorted(missing)}"
     html, markdown = _developers(app, "html"), _developers(app, "markdown")
     for path in public_routes(app):
         assert f"<code>{path}</code>" in html, path
