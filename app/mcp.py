@@ -58,13 +58,13 @@ from app.controllers.api import (
     researcher_document,
 )
 from app.controllers.chat import ChatQuestion, admit_question, answer_markdown, chat_turn
-from app.controllers.institutions import institution_view
-from app.controllers.papers import paper_view
-from app.controllers.researchers import researcher_view
 from app.controllers.search import SearchAnswer, search_answer, search_request, search_view
 from app.ids import MAX_ID
 from app.rendering import Pages, View
 from app.services import Services
+from app.views.institutions import institution_view
+from app.views.papers import paper_view
+from app.views.researchers import researcher_view
 from catalog import arxiv_ids
 from catalog.indexing import paper_status
 from catalog.queries import PaperDetail

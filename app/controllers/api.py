@@ -16,11 +16,11 @@ from litestar.exceptions import NotFoundException
 from litestar.params import Parameter, PathParameter
 from sqlalchemy.orm import Session
 
-from app.controllers.institutions import resolve
 from app.params import Category, InstitutionQuery, ResearcherQuery, checked_category
 from app.rendering import AppPages, markdown_path
 from app.services import DB
 from app.site import Site
+from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, queries
 from catalog.institutions import institution_papers, institution_researchers
