@@ -48,23 +48,25 @@ from starlette.authentication import AuthCredentials
 
 from app.auth.requester import AUTH_OPT, Actor, requester
 from app.auth.wiring import client_of, enforce
-from app.controllers.api import (
+from app.controllers.chat import ChatQuestion, admit_question, answer_markdown, chat_turn
+from app.documents import (
     Institution,
     Paper,
     Researcher,
+    SearchAnswer,
     find_paper,
     institution_document,
     paper_document,
     researcher_document,
+    search_answer,
 )
-from app.controllers.chat import ChatQuestion, admit_question, answer_markdown, chat_turn
-from app.controllers.search import SearchAnswer, search_answer, search_request, search_view
 from app.ids import MAX_ID
 from app.rendering import Pages, View
 from app.services import Services
 from app.views.institutions import institution_view
 from app.views.papers import paper_view
 from app.views.researchers import researcher_view
+from app.views.search import search_request, search_view
 from catalog import arxiv_ids
 from catalog.indexing import paper_status
 from catalog.queries import PaperDetail

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from accounts.queries import followed_papers
 from app.asgi import PAGE_OPT
 from app.auth.requester import requester
-from app.controllers import ingest_status
+from app.indexing_status import summary
 from app.rendering import AppPages, PageAnswer, View
 from app.services import Services
 from catalog.queries import catalogue_stats, newest_papers, top_categories
@@ -34,7 +34,7 @@ async def home(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
                 "newest": newest_papers(db, page=1, size=pages.settings.server.page_size),
                 "categories": top_categories(db, limit=30),
                 "stats": catalogue_stats(db),
-                "indexing": ingest_status.summary(db, services),
+                "indexing": summary(db, services),
                 "followed": followed,  # signed in: the newest papers of the researchers they follow
             },
         )

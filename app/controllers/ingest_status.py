@@ -1,117 +1,18 @@
 """``/api/ingest/status``: how far indexing has got, overall and per paper (JSON, in the OpenAPI
-schema). The catalogue is the source of truth whichever queue carries the jobs; the home page shows
-the same summary (:func:`summary`)."""
+schema), from :mod:`app.indexing_status`; the home page shows the same summary."""
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated
 
 from litestar import get
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
-from sqlalchemy.orm import Session
 
-from app.controllers.api import utc
-from app.services import DB, AppServices, Services
-from catalog import arxiv_ids
-from catalog.indexing import IndexingProgress, PaperIndexStatus, failures, indexing_progress, paper_status
+from app.indexing_status import IndexingSummary, PaperStatus, status_of, summary
+from app.services import DB, AppServices
 
 ERRORS = [NotFoundException]
-
-
-@dataclass
-class FullTextCounts:
-    queued: int
-    running: int
-    done: int
-    failed: int
-
-
-@dataclass
-class PaperStatus:
-    """One paper's full text: ``none`` when its PDF was never queued."""
-
-    arxiv_id: str
-    title: str
-    status: Literal["queued", "running", "done", "failed", "none"]
-    reason: str | None
-    attempts: int
-    version: int | None
-    pages: int | None
-    chunks: int | None
-    hidden_text_passages: int
-    abstract_indexed: bool
-    updated_at: dt.datetime | None
-
-
-@dataclass
-class IndexingSummary:
-    """Everything indexed so far; search already uses it."""
-
-    papers: int
-    abstracts_indexed: int
-    abstracts_pending: int
-    full_texts: FullTextCounts
-    pdfs_pending: int
-    abstracts_per_minute: float
-    pdfs_per_minute: float
-    phase: Literal["pdfs", "abstracts", "done"]
-    eta_seconds: float | None  # of the current phase; null until it is moving
-    complete: bool
-    queue: Literal["embedded", "redis"]
-    worker_in_app: bool
-    collection: str
-    recent_failures: list[PaperStatus]
-
-
-def summary(db: Session, services: Services) -> IndexingSummary:
-    progress: IndexingProgress = indexing_progress(db, services.store.name)
-    ft = progress.full_texts
-    return IndexingSummary(
-        papers=progress.papers,
-        abstracts_indexed=progress.abstracts_indexed,
-        abstracts_pending=progress.abstracts_pending,
-        full_texts=FullTextCounts(ft["queued"], ft["running"], ft["done"], ft["failed"]),
-        pdfs_pending=progress.pdfs_pending,
-        abstracts_per_minute=round(progress.abstracts_per_minute, 1),
-        pdfs_per_minute=round(progress.pdfs_per_minute, 2),
-        phase=progress.phase,  # type: ignore[arg-type]
-        eta_seconds=round(progress.eta_seconds) if progress.eta_seconds is not None else None,
-        complete=progress.pdfs_pending == 0 and progress.abstracts_pending == 0,
-        queue="redis" if services.settings.redis.redis_url else "embedded",
-        worker_in_app=services.worker is not None and services.worker.alive,
-        collection=services.store.name,
-        recent_failures=[_paper(s) for s in failures(db, limit=10)],
-    )
-
-
-def _paper(s: PaperIndexStatus) -> PaperStatus:
-    return PaperStatus(
-        arxiv_id=s.arxiv_id,
-        title=s.title,
-        status=s.status,  # type: ignore[arg-type]
-        reason=s.reason,
-        attempts=s.attempts,
-        version=s.version,
-        pages=s.pages,
-        chunks=s.chunks,
-        hidden_text_passages=s.hidden_text,
-        abstract_indexed=s.abstract_indexed,
-        updated_at=utc(s.updated_at),
-    )
-
-
-def _one(db: Session, services: Services, raw: str) -> PaperStatus:
-    try:
-        canonical = arxiv_ids.canonical(raw)
-    except arxiv_ids.InvalidArxivId as exc:  # an address that names no paper: 404, saying why
-        raise NotFoundException(detail=str(exc)) from exc
-    found = paper_status(db, [canonical], services.store.name)
-    if not found:
-        raise NotFoundException(detail=f"arXiv:{canonical} is not in this archive (yet).")
-    return _paper(found[0])
 
 
 @get(
@@ -134,7 +35,7 @@ def ingest_status(db: DB, services: AppServices) -> IndexingSummary:
 def paper_ingest_status(
     db: DB, services: AppServices, arxiv_id: Annotated[str, Parameter(max_length=128)]
 ) -> PaperStatus:
-    return _one(db, services, arxiv_id)
+    return status_of(db, services, arxiv_id)
 
 
 @get(
@@ -150,7 +51,7 @@ def old_style_paper_ingest_status(
     archive: Annotated[str, Parameter(max_length=64)],
     number: Annotated[str, Parameter(max_length=64)],
 ) -> PaperStatus:
-    return _one(db, services, f"{archive}/{number}")
+    return status_of(db, services, f"{archive}/{number}")
 
 
 ROUTE_HANDLERS = [ingest_status, paper_ingest_status, old_style_paper_ingest_status]

@@ -1,0 +1,542 @@
+"""The JSON documents the API answers and the MCP tools return as structured content: papers,
+researchers, institutions and search results, built from the same read-side queries as the pages.
+Values that enrichment has not provided (h-index, citations, works total) are ``null``, never 0."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from litestar.exceptions import NotFoundException
+from sqlalchemy.orm import Session
+
+from app.rendering import markdown_path
+from app.site import Site
+from app.views.institutions import resolve
+from app.views.prose import ATTRIBUTION_PATH
+from catalog import arxiv_ids, queries
+from catalog.institutions import institution_researchers
+from catalog.queries import (
+    PaperDetail,
+    PaperSummary,
+    ResearcherProfile,
+    ResearcherSummary,
+    coauthor_network,
+    institution_detail,
+    paper_detail,
+    paper_path,
+    researcher_profile,
+)
+from catalog.row_ids import parse_row_id
+from retrieval.search import SearchResults
+
+
+@dataclass
+class Author:
+    name: str
+    researcher_id: int | None
+    url: str | None
+
+
+@dataclass
+class PaperItem:
+    arxiv_id: str
+    title: str
+    abstract: str
+    authors: list[Author]
+    primary_category: str | None
+    activity_on: dt.date | None
+    url: str
+    markdown_url: str
+
+
+@dataclass
+class PaperList:
+    items: list[PaperItem]
+    page: int
+    size: int
+    total: int
+    pages: int
+
+
+@dataclass
+class Affiliation:
+    raw: str
+    institution_id: int | None
+    institution_url: str | None
+
+
+@dataclass
+class PaperAuthor:
+    name: str
+    researcher_id: int | None
+    role: str
+    url: str | None
+    affiliations: list[Affiliation]
+
+
+@dataclass
+class Version:
+    version: int
+    submitted_at: dt.datetime | None
+    size: str | None
+
+
+@dataclass
+class Paper:
+    arxiv_id: str
+    title: str
+    abstract: str
+    authors: list[PaperAuthor]
+    categories: list[str]
+    versions: list[Version]
+    latest_version: int | None
+    published_on: dt.date | None
+    updated_on: dt.date | None
+    announced_on: dt.date | None
+    doi: str | None
+    journal_ref: str | None
+    comments: str | None
+    license: str | None
+    abs_url: str
+    pdf_url: str
+    citation_count: int | None
+    url: str
+    markdown_url: str
+
+
+@dataclass
+class ResearcherItem:
+    id: int
+    name: str
+    papers: int
+    h_index: int | None
+    citation_count: int | None
+    url: str
+
+
+@dataclass
+class ResearcherList:
+    items: list[ResearcherItem]
+    page: int
+    size: int
+    total: int
+    pages: int
+
+
+@dataclass
+class Positions:
+    first: int
+    middle: int
+    last: int
+    papers_counted: int
+    papers_total: int
+    note: str
+
+
+@dataclass
+class FieldCount:
+    category: str
+    papers: int
+
+
+@dataclass
+class Coauthor:
+    id: int
+    name: str
+    shared_papers: int
+    url: str
+
+
+@dataclass
+class InstitutionRef:
+    id: int
+    name: str
+    ror_id: str | None
+    country_name: str | None
+    url: str
+
+
+@dataclass
+class Namesake:
+    """Another researcher of the same name, with what tells them apart."""
+
+    id: int
+    name: str
+    papers: int
+    first_year: int | None
+    last_year: int | None
+    categories: list[str]
+    coauthors: list[Coauthor]
+    institution: InstitutionRef | None
+    h_index: int | None
+    citation_count: int | None
+    url: str
+
+
+@dataclass
+class InstitutionItem:
+    id: int
+    name: str
+    ror_id: str | None
+    city: str | None
+    country_name: str | None
+    papers: int
+    url: str
+
+
+@dataclass
+class InstitutionList:
+    items: list[InstitutionItem]
+    page: int
+    size: int
+    total: int
+    pages: int
+
+
+@dataclass
+class Researcher:
+    id: int
+    name: str
+    url: str
+    markdown_url: str
+    papers: int
+    h_index: int | None
+    citation_count: int | None
+    works_count: int | None
+    metrics_source: str | None
+    orcid: str | None
+    openalex_id: str | None
+    semantic_scholar_id: str | None
+    positions: Positions
+    fields: list[FieldCount]
+    name_variants: list[str]
+    same_name: list[Namesake]
+    same_name_more: int
+    attribution_url: str
+    coauthors: list[Coauthor]
+    institutions: list[InstitutionItem]
+
+
+@dataclass
+class Institution:
+    id: int
+    name: str
+    ror_id: str | None
+    aliases: list[str]
+    acronyms: list[str]
+    types: list[str]
+    city: str | None
+    country_code: str | None
+    country_name: str | None
+    website: str | None
+    established: int | None
+    papers: int
+    researchers: list[ResearcherItem]
+    url: str
+    markdown_url: str
+
+
+def utc(moment: dt.datetime | None) -> dt.datetime | None:
+    """A catalogue time as JSON states it: the catalogue keeps UTC without an offset (SQLite has no
+    time zones); the schema's ``date-time`` needs one."""
+    return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
+
+
+def paper_item(site: Site, p: PaperSummary) -> PaperItem:
+    authors = [Author(a.name, a.researcher_id, site.url(a.path) if a.path else None) for a in p.authors]
+    return PaperItem(
+        p.arxiv_id, p.title, p.abstract, authors, p.primary_category, p.activity_on,
+        site.url(p.path), site.url(markdown_path(p.path)),
+    )  # fmt: skip
+
+
+def researcher_item(site: Site, r: ResearcherSummary) -> ResearcherItem:
+    return ResearcherItem(r.id, r.name, r.papers, r.h_index, r.citation_count, site.url(r.path))
+
+
+def _namesake(site: Site, n: queries.Namesake) -> Namesake:
+    i = n.institution
+    return Namesake(
+        id=n.id,
+        name=n.name,
+        papers=n.papers,
+        first_year=n.first_year,
+        last_year=n.last_year,
+        categories=n.categories,
+        coauthors=[Coauthor(c.id, c.name, c.shared, site.url(c.path)) for c in n.coauthors],
+        institution=InstitutionRef(i.id, i.name, i.ror_id, i.country_name, site.url(i.path)) if i else None,
+        h_index=n.h_index,
+        citation_count=n.citation_count,
+        url=site.url(n.path),
+    )
+
+
+def paper_document(site: Site, p: PaperDetail) -> Paper:
+    authors = [
+        PaperAuthor(
+            a.name,
+            a.researcher_id,
+            a.role,
+            site.url(a.path) if a.path else None,
+            [
+                Affiliation(f.raw, f.institution_id, site.url(f.path) if f.path else None)
+                for f in a.affiliations
+            ],
+        )
+        for a in p.authors
+    ]
+    return Paper(
+        arxiv_id=p.arxiv_id,
+        title=p.title,
+        abstract=p.abstract,
+        authors=authors,
+        categories=p.categories,
+        versions=[Version(v.number, utc(v.submitted_at), v.size) for v in p.versions],
+        latest_version=p.latest_version,
+        published_on=p.published_on,
+        updated_on=p.updated_on,
+        announced_on=p.announced_on,
+        doi=p.doi,
+        journal_ref=p.journal_ref,
+        comments=p.comments,
+        license=p.license,
+        abs_url=p.abs_url,
+        pdf_url=p.pdf_url,
+        citation_count=p.citation_count,
+        url=site.url(p.path),
+        markdown_url=site.url(markdown_path(p.path)),
+    )
+
+
+def find_paper(db: Session, raw: str) -> PaperDetail:
+    try:
+        arxiv_id = arxiv_ids.parse(raw)
+    except arxiv_ids.InvalidArxivId as exc:  # no such paper can exist: 404, saying why
+        raise NotFoundException(detail=str(exc)) from exc
+    paper = paper_detail(db, arxiv_id.canonical)
+    if paper is None:
+        raise NotFoundException(detail=f"arXiv:{arxiv_id.canonical} is not in this archive (yet).")
+    return paper
+
+
+def find_researcher(db: Session, raw: str) -> ResearcherProfile:
+    researcher_id = parse_row_id(raw)
+    if researcher_id is None:
+        raise NotFoundException(detail="There is no such researcher: ids are whole numbers from 1, e.g. 42.")
+    profile = researcher_profile(db, researcher_id)
+    if profile is None:
+        raise NotFoundException(detail=f"There is no researcher with id {researcher_id}.")
+    return profile
+
+
+def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
+    """The researcher ``raw`` names (an id), as the API answers it; 404 when there is none."""
+    profile = find_researcher(db, raw)
+    network = coauthor_network(db, profile.id)
+    p, same = profile.positions, profile.same_name
+    return Researcher(
+        id=profile.id,
+        name=profile.name,
+        url=site.url(profile.path),
+        markdown_url=site.url(markdown_path(profile.path)),
+        papers=profile.papers,
+        h_index=profile.h_index,
+        citation_count=profile.citation_count,
+        works_count=profile.works_count,
+        metrics_source=profile.metrics_source,
+        orcid=profile.orcid,
+        openalex_id=profile.openalex_id,
+        semantic_scholar_id=profile.semantic_scholar_id,
+        positions=Positions(
+            p.first,
+            p.middle,
+            p.last,
+            p.counted,
+            p.total,
+            "Counted over the papers where every author was matched to a researcher.",
+        ),
+        fields=[FieldCount(f.category, f.papers) for f in profile.fields],
+        name_variants=profile.name_variants,
+        same_name=[_namesake(site, n) for n in same.others] if same else [],
+        same_name_more=same.more if same else 0,
+        attribution_url=site.url(ATTRIBUTION_PATH),
+        coauthors=[
+            Coauthor(n.id, n.name, n.shared, site.url(n.path)) for n in (network.nodes if network else [])
+        ],
+        institutions=[
+            InstitutionItem(i.id, i.name, i.ror_id, None, i.country_name, 0, site.url(i.path))
+            for i in profile.institutions
+        ],
+    )
+
+
+def institution_id(db: Session, ident: str) -> int:
+    return resolve(db, ident).id
+
+
+def institution_document(db: Session, site: Site, ident: str) -> Institution:
+    """The institution ``ident`` names (id, ROR id or name), as the API answers it; 404 otherwise."""
+    detail = institution_detail(db, institution_id(db, ident))
+    if detail is None:
+        raise NotFoundException(detail=f"There is no institution {ident!r}.")
+    return Institution(
+        id=detail.id,
+        name=detail.name,
+        ror_id=detail.ror_id,
+        aliases=detail.aliases,
+        acronyms=detail.acronyms,
+        types=detail.types,
+        city=detail.city,
+        country_code=detail.country_code,
+        country_name=detail.country_name,
+        website=detail.website,
+        established=detail.established,
+        papers=detail.papers,
+        researchers=[
+            ResearcherItem(r.id, r.name, r.papers, r.h_index, None, site.url(r.path))
+            for r in institution_researchers(db, detail.id, limit=30)
+        ],
+        url=site.url(detail.path),
+        markdown_url=site.url(markdown_path(detail.path)),
+    )
+
+
+# -- search ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchAuthor:
+    name: str
+    researcher_id: int | None
+    url: str | None
+
+
+@dataclass
+class SearchSnippet:
+    text: str
+    highlights: list[list[int]]  # [start, end) character offsets of matched query words in `text`
+    kind: str  # "abstract" or "body" (full text)
+    page_start: int | None
+    page_end: int | None
+    section: str | None
+
+
+@dataclass
+class SearchChunkHit:
+    chunk_id: str
+    kind: str
+    page_start: int | None
+    page_end: int | None
+    section: str | None
+    lexical_rank: int | None
+    dense_rank: int | None
+
+
+@dataclass
+class SearchItem:
+    rank: int
+    arxiv_id: str
+    title: str
+    authors: list[SearchAuthor]
+    categories: list[str]
+    primary_category: str | None
+    activity_on: dt.date | None
+    url: str
+    markdown_url: str
+    score: float | None
+    fused_rank: int | None
+    lexical_rank: int | None
+    dense_rank: int | None
+    snippet: SearchSnippet | None
+    pages: list[int]
+    chunks: list[SearchChunkHit]
+
+
+@dataclass
+class SearchFacet:
+    category: str
+    count: int
+
+
+@dataclass
+class SearchAnswer:
+    query: str
+    mode: str
+    sort: str
+    category: str | None
+    date_from: dt.date | None
+    date_to: dt.date | None
+    researcher_id: int | None
+    page: int
+    size: int
+    total: int
+    pages: int
+    capped: bool
+    items: list[SearchItem]
+    facets: list[SearchFacet]
+    terms: list[str]
+    took_ms: float
+    notes: list[str]
+
+
+def search_answer(results: SearchResults, site_url: Any) -> SearchAnswer:
+    req = results.request
+    items = []
+    for hit in results.hits:
+        p = hit.paper
+        path = paper_path(p.arxiv_id, p.title)
+        s = hit.snippet
+        items.append(
+            SearchItem(
+                rank=hit.rank,
+                arxiv_id=p.arxiv_id,
+                title=p.title,
+                authors=[
+                    SearchAuthor(a.name, a.researcher_id, site_url(a.path) if a.path else None)
+                    for a in p.authors
+                ],
+                categories=p.categories,
+                primary_category=p.primary_category,
+                activity_on=p.activity_on,
+                url=site_url(path),
+                markdown_url=site_url(markdown_path(path)),
+                score=round(hit.score, 6) if hit.score is not None else None,
+                fused_rank=hit.fused_rank,
+                lexical_rank=hit.lexical_rank,
+                dense_rank=hit.dense_rank,
+                snippet=SearchSnippet(
+                    s.text, [list(h) for h in s.highlights], s.kind, s.page_start, s.page_end, s.section
+                )
+                if s
+                else None,
+                pages=hit.pages,
+                chunks=[
+                    SearchChunkHit(
+                        c.chunk_id, c.kind, c.page_start, c.page_end, c.section, c.lexical_rank, c.dense_rank
+                    )
+                    for c in hit.chunks[:10]
+                ],
+            )
+        )
+    f = req.filters
+    return SearchAnswer(
+        query=req.q,
+        mode=req.mode,
+        sort=req.sort,
+        category=f.category,
+        date_from=f.date_from,
+        date_to=f.date_to,
+        researcher_id=f.researcher_id,
+        page=req.page,
+        size=req.size,
+        total=results.total,
+        pages=results.pages,
+        capped=results.capped,
+        items=items,
+        facets=[SearchFacet(c, n) for c, n in results.facets],
+        terms=results.terms,
+        took_ms=round(results.took_ms, 2),
+        notes=results.notes,
+    )
