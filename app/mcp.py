@@ -48,7 +48,7 @@ from starlette.authentication import AuthCredentials
 
 from app.auth.requester import AUTH_OPT, Actor, requester
 from app.auth.wiring import client_of, enforce
-from app.controllers.chat import ChatQuestion, admit_question, answer_markdown, chat_turn
+from app.chat_turns import ChatQuestion, admit_question, answer_markdown, chat_turn
 from app.documents import (
     Institution,
     Paper,
