@@ -244,3 +244,21 @@ def test_each_third_party_library_lives_in_one_place() -> None:
 def test_there_is_no_utils_module() -> None:
     assert not [p for p in PROJECT_ROOT.glob("*/**/utils.py") if ".venv" not in p.parts]
     assert Path(PROJECT_ROOT / "utils.py").exists() is False
+
+
+def _controllers(imports: set[str]) -> set[str]:
+    return {i for i in imports if i == "app.controllers" or i.startswith("app.controllers.")}
+
+
+def test_no_controller_imports_another() -> None:
+    """Shared logic lives outside ``app/controllers/`` (views, documents, parameters, chat turns):
+    a controller imports no other controller."""
+    for module, imports in MODULES.items():
+        if module.startswith("app.controllers."):
+            bad = _controllers(imports) - {module}
+            assert not bad, f"{module} imports {sorted(bad)}: move what they share out of app/controllers/"
+
+
+def test_mcp_calls_what_the_controllers_call_not_the_controllers() -> None:
+    bad = _controllers(MODULES["app.mcp"])
+    assert not bad, f"app.mcp imports {sorted(bad)}: the tools use app's views and documents"
