@@ -41,6 +41,7 @@ from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session
 from app.chat_turns import ChatQuestion, QuestionTooLong, admit_question, answer_markdown, chat_turn
 from app.ids import path_id
 from app.negotiation import accept_qualities, is_json
+from app.rendering import MARKDOWN_MEDIA_TYPE
 from app.services import AppServices
 from catalog.db import transaction
 from catalog.queries import paper_summaries
@@ -151,7 +152,7 @@ async def ask(
     finally:
         await finish(outcome.tokens)
     if wanted == "markdown":
-        return Response(answer_markdown(outcome), media_type="text/markdown; charset=utf-8")
+        return Response(answer_markdown(outcome), media_type=MARKDOWN_MEDIA_TYPE)
     numbers = {r["key"]: r["n"] for r in outcome.references}
     return Response(
         {
@@ -276,9 +277,7 @@ class ConversationController(Controller):
             raise NotFoundException(detail="There is no such conversation.")
         title, messages, scope = result
         if markdown:
-            return Response(
-                _conversation_markdown(title, messages), media_type="text/markdown; charset=utf-8"
-            )
+            return Response(_conversation_markdown(title, messages), media_type=MARKDOWN_MEDIA_TYPE)
         return Response({"id": conversation_id, "title": title, "messages": messages, "scope": scope})
 
     @patch(

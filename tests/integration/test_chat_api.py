@@ -180,7 +180,7 @@ def test_json_and_markdown_answers(app: Served) -> None:
         markdown = client.post(
             "/api/chat", json={"question": QUESTION}, headers={**headers, "Accept": "text/markdown"}
         )
-        assert markdown.headers["content-type"].startswith("text/markdown")
+        assert markdown.headers["content-type"] == "text/markdown; charset=utf-8"  # one charset, as pages
         assert "## References" in markdown.text and "#page=" in markdown.text
 
 
@@ -235,6 +235,7 @@ def test_conversations_belong_to_their_owner(app: Served) -> None:
         assert renamed.json()["title"] == "Attention"
         exported = client.get(f"/api/chat/conversations/{conversation_id}.md", headers=as_alice)
         assert exported.text.startswith("# Attention") and "**Question:**" in exported.text
+        assert exported.headers["content-type"] == "text/markdown; charset=utf-8"
         assert (
             client.delete(f"/api/chat/conversations/{conversation_id}", headers=as_alice).status_code == 204
         )
