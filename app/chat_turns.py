@@ -135,7 +135,8 @@ def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
         by_key = {p.key: p for p in outcome.passages}
         for quote in outcome.quotes:
             p = by_key[quote.key]
-            page = f", p. {quote.pages[0]}" if quote.pages else ""
+            first, last = (quote.pages[0], quote.pages[-1]) if quote.pages else (None, None)
+            page = "" if first is None else f", p. {first}" if first == last else f", pp. {first}–{last}"
             lines.append(f"> {quote.text}\n>\n> — [{p.title}]({url(p.paper_url)}){page}\n")
         lines += ["## Answer", ""]
     lines.append(outcome.answer or outcome.notice or "")

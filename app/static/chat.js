@@ -202,7 +202,8 @@ function quoteList(quotes, passages) {
       el("p", { class: "evidence-source" },
         link(p.paper_url, p.title ?? "the paper"),
         page ? " · " : null,
-        page ? link(pdf, `p. ${page}`, { class: "pdf-page" }) : null)));
+        // All the pages the quote's passage spans: a quote in a chunk across a page break may be on either.
+        page ? link(pdf, pagesText(q.pages?.length ? q.pages : [page]), { class: "pdf-page" }) : null)));
   }
   return list;
 }
