@@ -360,10 +360,13 @@ def _parse(raw: str) -> tuple[float, str]:
         return math.nan, unit
 
 
-def _context(words: Sequence[str], at: int) -> dict[str, float]:
-    """Stemmed content words near position ``at``, weighted by closeness."""
+def _context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
+    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
+    words between a rival number's clause and the next's: see :func:`_reach`)."""
     out: dict[str, float] = {}
-    for i in range(max(0, at - NEAR), min(len(words), at + NEAR + 1)):
+    lo, hi = reach or (0, len(words))
+    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
+    for i in range(lo, hi):
         if i == at:
             continue
         for t in term_list(words[i].translate(_GREEK)):
@@ -419,10 +422,10 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     for value in claim_values:
         if not any(_same(v, value) for v in passage_values):
             return f"{value.text} is not in the passage"
-        claim_ctx = _context(claim_words, value.start)
+        claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
 
         def score(v: _Value, claim_ctx: dict[str, float] = claim_ctx) -> float:
-            found = _binding(claim_ctx, _context(passage_words, v.start))
+            found = _binding(claim_ctx, _context(passage_words, v.start, _reach(passage, passage_values, v)))
             label = _label(passage_words, passage, v.start) if _in_table(passage_values, v) else None
             if label is not None and (claim_names or claim_terms):
                 ours = label in claim_names or bool(set(term_list(label)) & claim_terms)
@@ -445,6 +448,35 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
+
+
+def _reach(text: str, values: Sequence[_Value], v: _Value) -> tuple[int, int]:
+    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
+    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
+    if _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
+        return 0, 10**9
+    breaks = _breaks(text)
+    lo, hi = 0, 10**9
+    for o in values:
+        if o.start == v.start or not _comparable(o, v):
+            continue
+        if o.start < v.start:
+            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
+            lo = max(lo, cut)
+        else:
+            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
+            hi = min(hi, cut)
+    return lo, hi
+
+
+def _breaks(text: str) -> set[int]:
+    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`_values` counts)."""
+    tokens = re.findall(r"\S+", _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
+    out: set[int] = set()
+    for i, token in enumerate(tokens):
+        if token[-1] in ",;:":
+            out.add(i + 1)
+    return out
 
 
 def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:

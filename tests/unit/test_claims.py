@@ -129,3 +129,21 @@ def test_a_number_stated_for_the_test_set_is_not_a_validation_figure() -> None:
     assert check_claim(
         "The batch-normalized ensemble reaches 4.82% top-5 test error on ImageNet.", CAPTION
     ).supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("On the noisy split with the large encoder the accuracy is 64%.", True),
+        ("On the noisy split with the large encoder the accuracy is 81%.", False),
+        ("On the clean split with the small encoder the accuracy is 81%.", True),
+    ],
+)
+def test_numbers_listed_in_parallel_clauses_keep_their_own_words(claim: str, stated: bool) -> None:
+    # Each number's words run to the clause break before the next: "…, 64% on the noisy split"
+    # binds "noisy" to 64%, not to the 81% just before the comma.
+    passage = (
+        "Accuracy varies with the data (81% on the clean split with the small encoder, "
+        "64% on the noisy split with the large encoder)."
+    )
+    assert check_claim(claim, passage).supported is stated
