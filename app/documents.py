@@ -5,7 +5,7 @@ Values that enrichment has not provided (h-index, citations, works total) are ``
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from litestar.exceptions import NotFoundException
@@ -21,7 +21,6 @@ from catalog.queries import (
     PaperDetail,
     PaperSummary,
     ResearcherProfile,
-    ResearcherSummary,
     coauthor_network,
     institution_detail,
     paper_detail,
@@ -114,6 +113,13 @@ class ResearcherItem:
     h_index: int | None
     citation_count: int | None
     url: str
+    # What tells namesakes apart in a list (added after ``url``: older fields keep their order);
+    # empty where a list does not look them up (an institution's researchers).
+    first_year: int | None = None
+    last_year: int | None = None
+    categories: list[str] = field(default_factory=list)
+    coauthors: list[Coauthor] = field(default_factory=list)
+    institution: InstitutionRef | None = None
 
 
 @dataclass
@@ -252,8 +258,12 @@ def paper_item(site: Site, p: PaperSummary) -> PaperItem:
     )  # fmt: skip
 
 
-def researcher_item(site: Site, r: ResearcherSummary) -> ResearcherItem:
-    return ResearcherItem(r.id, r.name, r.papers, r.h_index, r.citation_count, site.url(r.path))
+def researcher_item(site: Site, r: queries.Namesake) -> ResearcherItem:
+    n = _namesake(site, r)
+    return ResearcherItem(
+        n.id, n.name, n.papers, n.h_index, n.citation_count, n.url,
+        n.first_year, n.last_year, n.categories, n.coauthors, n.institution,
+    )  # fmt: skip
 
 
 def _namesake(site: Site, n: queries.Namesake) -> Namesake:
