@@ -431,6 +431,11 @@ def test_institution_page(site: Browse) -> None:
     assert f"https://ror.org/{site.facts.toronto_ror}" in page.hrefs()
     assert "/papers/1412.6980-adam-a-method-for-stochastic-optimization" in page.hrefs()
     assert f"/researchers/{site.facts.plain_researcher}-jimmy-lei-ba" in page.hrefs()
+    # Each researcher listed carries their years and fields, to tell namesakes apart.
+    assert (
+        'Jimmy Lei Ba</a> <span class="soft">— 1 paper with this affiliation</span>'
+        ' <span class="soft">· 2017</span> <span class="soft">· cs.LG</span>' in html
+    )
     organization = [n for n in _ld_nodes(html, "Organization") if n.get("name") == "University of Toronto"]
     assert organization and f"https://ror.org/{site.facts.toronto_ror}" in organization[0]["sameAs"]
     markdown = _markdown(site, path)
@@ -438,6 +443,7 @@ def test_institution_page(site: Browse) -> None:
         markdown.startswith("# University of Toronto\n")
         and "Adam: A Method for Stochastic Optimization" in markdown
     )
+    assert "-jimmy-lei-ba>): 1 paper with this affiliation · 2017 · cs.LG\n" in markdown
 
 
 # -- site pages and errors ---------------------------------------------------------------------
