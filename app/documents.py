@@ -18,6 +18,7 @@ from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, queries
 from catalog.institutions import institution_researchers
 from catalog.queries import (
+    FieldCount,
     PaperDetail,
     PaperSummary,
     ResearcherProfile,
@@ -139,12 +140,6 @@ class Positions:
     papers_counted: int
     papers_total: int
     note: str
-
-
-@dataclass
-class FieldCount:
-    category: str
-    papers: int
 
 
 @dataclass
@@ -367,7 +362,7 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
             p.total,
             "Counted over the papers where every author was matched to a researcher.",
         ),
-        fields=[FieldCount(f.category, f.papers) for f in profile.fields],
+        fields=profile.fields,  # the catalogue's own type: the same two fields
         name_variants=profile.name_variants,
         same_name=[_namesake(site, n) for n in same.others] if same else [],
         same_name_more=same.more if same else 0,
