@@ -5,7 +5,7 @@ Values that enrichment has not provided (h-index, citations, works total) are ``
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from litestar.exceptions import NotFoundException
@@ -18,10 +18,10 @@ from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, queries
 from catalog.institutions import institution_researchers
 from catalog.queries import (
+    FieldCount,
     PaperDetail,
     PaperSummary,
     ResearcherProfile,
-    ResearcherSummary,
     coauthor_network,
     institution_detail,
     paper_detail,
@@ -114,6 +114,13 @@ class ResearcherItem:
     h_index: int | None
     citation_count: int | None
     url: str
+    # What tells namesakes apart in a list (added after ``url``: older fields keep their order);
+    # empty where a list does not look them up (an institution's researchers).
+    first_year: int | None = None
+    last_year: int | None = None
+    categories: list[str] = field(default_factory=list)
+    coauthors: list[Coauthor] = field(default_factory=list)
+    institution: InstitutionRef | None = None
 
 
 @dataclass
@@ -133,12 +140,6 @@ class Positions:
     papers_counted: int
     papers_total: int
     note: str
-
-
-@dataclass
-class FieldCount:
-    category: str
-    papers: int
 
 
 @dataclass
@@ -252,8 +253,12 @@ def paper_item(site: Site, p: PaperSummary) -> PaperItem:
     )  # fmt: skip
 
 
-def researcher_item(site: Site, r: ResearcherSummary) -> ResearcherItem:
-    return ResearcherItem(r.id, r.name, r.papers, r.h_index, r.citation_count, site.url(r.path))
+def researcher_item(site: Site, r: queries.Namesake) -> ResearcherItem:
+    n = _namesake(site, r)
+    return ResearcherItem(
+        n.id, n.name, n.papers, n.h_index, n.citation_count, n.url,
+        n.first_year, n.last_year, n.categories, n.coauthors, n.institution,
+    )  # fmt: skip
 
 
 def _namesake(site: Site, n: queries.Namesake) -> Namesake:
@@ -357,7 +362,7 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
             p.total,
             "Counted over the papers where every author was matched to a researcher.",
         ),
-        fields=[FieldCount(f.category, f.papers) for f in profile.fields],
+        fields=profile.fields,  # the catalogue's own type: the same two fields
         name_variants=profile.name_variants,
         same_name=[_namesake(site, n) for n in same.others] if same else [],
         same_name_more=same.more if same else 0,

@@ -7,7 +7,8 @@ Every name an institution goes by is stored once more as an ``InstitutionName`` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import func, select, union
@@ -23,7 +24,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import fold
-from catalog.queries import Page, PaperSummary, authors_of, researcher_path, slugify
+from catalog.queries import Namesake, Page, PaperSummary, authors_of, namesakes, researcher_path, slugify
 from catalog.row_ids import looks_like_row_id, parse_row_id
 
 # ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
@@ -205,6 +206,7 @@ class AffiliatedResearcher:
     name: str
     papers: int  # papers in this archive on which they list this institution
     h_index: int | None
+    told: Namesake | None = None  # years and fields, to tell namesakes on the list apart
 
     @property
     def path(self) -> str:
@@ -248,7 +250,12 @@ def institution_researchers(
             .limit(limit - len(result))
         ).all()
         result += [AffiliatedResearcher(rid, name, 0, h) for rid, name, h in known]
-    return result
+    # One batch of grouped statements for the whole list, as on the researchers' search page.
+    rows = {
+        r.id: SimpleNamespace(display_name=r.name, h_index=r.h_index, citation_count=None) for r in result
+    }
+    told = namesakes(session, rows, {r.id: r.papers for r in result})
+    return [replace(r, told=told.get(r.id)) for r in result]
 
 
 def institutions_with_papers(

@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
@@ -203,19 +203,6 @@ class Positions:
 class FieldCount:
     category: str
     papers: int
-
-
-@dataclass(frozen=True, slots=True)
-class ResearcherSummary:
-    id: int
-    name: str
-    papers: int
-    h_index: int | None
-    citation_count: int | None
-
-    @property
-    def path(self) -> str:
-        return researcher_path(self.id, self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,7 +678,21 @@ def same_name(
     if researcher_id not in found or not others:
         return None
     people = {rid: found[rid] for rid in [researcher_id, *others[:limit]]}
+    compared = namesakes(session, people, counts)
+    return SameName(
+        this=compared[researcher_id],
+        others=[compared[rid] for rid in others[:limit]],
+        more=max(0, len(others) - limit),
+    )
+
+
+def namesakes(session: Session, people: Mapping[int, Any], counts: Mapping[int, int]) -> dict[int, Namesake]:
+    """What tells each of ``people`` (rows with ``display_name``, ``h_index``, ``citation_count``)
+    apart: years, fields, co-authors, institution. A fixed number of grouped statements for the
+    whole batch, so a page of rows costs the same as one row."""
     ids = list(people)
+    if not ids:
+        return {}
 
     day = func.coalesce(Paper.published_on, Paper.activity_on)
     spans = {
@@ -743,7 +744,7 @@ def same_name(
 
     institutions = _main_institutions(session, ids)
 
-    def compared(rid: int) -> Namesake:
+    def told_apart(rid: int) -> Namesake:
         p, (first, last) = people[rid], spans.get(rid, (None, None))
         return Namesake(
             id=rid,
@@ -758,11 +759,7 @@ def same_name(
             citation_count=p.citation_count,
         )
 
-    return SameName(
-        this=compared(researcher_id),
-        others=[compared(rid) for rid in others[:limit]],
-        more=max(0, len(others) - limit),
-    )
+    return {rid: told_apart(rid) for rid in ids}
 
 
 def _main_institutions(session: Session, ids: list[int]) -> dict[int, InstitutionRef]:
@@ -873,10 +870,11 @@ def _like(query: str) -> str | None:
     return f"%{key}%" if key else None
 
 
-def list_researchers(session: Session, *, query: str | None, page: int, size: int) -> Page[ResearcherSummary]:
+def list_researchers(session: Session, *, query: str | None, page: int, size: int) -> Page[Namesake]:
     """Researchers with papers here, most papers first; ``query`` matches any part of the name.
 
-    Counts come from the authorships index alone; names are read for the one page shown."""
+    Counts come from the authorships index alone; names, and what tells namesakes apart (years,
+    fields, co-authors, institution), are read for the one page shown, in one batch."""
     papers = func.count(func.distinct(Authorship.paper_id)).label("papers")  # a name twice on a paper: once
     counted = (
         select(Authorship.researcher_id.label("rid"), papers)
@@ -905,11 +903,8 @@ def list_researchers(session: Session, *, query: str | None, page: int, size: in
             ).where(Researcher.id.in_([rid for rid, _ in top]))
         )
     }
-    items = [
-        ResearcherSummary(rid, people[rid].display_name, n, people[rid].h_index, people[rid].citation_count)
-        for rid, n in top
-        if rid in people
-    ]
+    told = namesakes(session, people, dict(top))
+    items = [told[rid] for rid, _ in top if rid in told]
     return Page(items, page, size, total)
 
 

@@ -431,6 +431,11 @@ def test_institution_page(site: Browse) -> None:
     assert f"https://ror.org/{site.facts.toronto_ror}" in page.hrefs()
     assert "/papers/1412.6980-adam-a-method-for-stochastic-optimization" in page.hrefs()
     assert f"/researchers/{site.facts.plain_researcher}-jimmy-lei-ba" in page.hrefs()
+    # Each researcher listed carries their years and fields, to tell namesakes apart.
+    assert (
+        'Jimmy Lei Ba</a> <span class="soft">— 1 paper with this affiliation</span>'
+        ' <span class="soft">· 2017</span> <span class="soft">· cs.LG</span>' in html
+    )
     organization = [n for n in _ld_nodes(html, "Organization") if n.get("name") == "University of Toronto"]
     assert organization and f"https://ror.org/{site.facts.toronto_ror}" in organization[0]["sameAs"]
     markdown = _markdown(site, path)
@@ -438,6 +443,7 @@ def test_institution_page(site: Browse) -> None:
         markdown.startswith("# University of Toronto\n")
         and "Adam: A Method for Stochastic Optimization" in markdown
     )
+    assert "-jimmy-lei-ba>): 1 paper with this affiliation · 2017 · cs.LG\n" in markdown
 
 
 # -- site pages and errors ---------------------------------------------------------------------
@@ -542,3 +548,24 @@ def test_unreachable_catalogue_is_a_clear_503(tmp_path_factory: pytest.TempPathF
             "status_code": 503,
             "detail": "The catalogue cannot be reached right now; try again shortly.",
         }
+
+
+def test_researcher_search_tells_namesakes_apart(site: Browse) -> None:
+    first, second = site.facts.namesakes
+    html = _html(site, f"/researchers?q={quote(NAMESAKE)}")
+    page = parse_html(html)
+    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    # Name, papers, years, fields, institution or top co-author; neither has enrichment, so the
+    # h-index and citation columns are left out rather than shown empty.
+    assert _table(html, "namesakes") == [
+        [NAMESAKE, "2", "2024", "cs.CL cs.LG", "with Alma Castellanos"],
+        [NAMESAKE, "2", "2019–2024", "q-bio.GN", "Yale University"],
+    ]
+    assert "h-index" not in html and "Citations" not in html
+    assert [f"/researchers/{rid}-quentin-zyxwvut" in page.hrefs() for rid in (first, second)] == [True, True]
+    # With an enriched researcher among the rows, the metric columns are there.
+    assert "h-index" in _html(site, "/researchers?q=kingma")
+
+    markdown = _markdown(site, f"/researchers?q={quote(NAMESAKE)}")
+    assert "2 papers, 2024, cs.CL, cs.LG, with [Alma Castellanos]" in markdown
+    assert "2 papers, 2019–2024, q-bio.GN, [Yale University]" in markdown
