@@ -303,3 +303,26 @@ def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> d
             "date": stamp.date.isoformat() if stamp.date else None,
         }
     return {"pages": out_pages, "hidden": hidden, "metadata": metadata, "page_count": page_count}
+
+
+MAX_QUOTE_CHARS = 500  # a cited quote is a sentence or two; longer input is refused, not searched
+
+
+def quote_rects(
+    data: bytes, number: int, quote: str, max_pages: int
+) -> list[tuple[float, float, float, float]]:
+    """Where ``quote`` stands on 1-based page ``number``: PyMuPDF's ``search_for`` rectangles in
+    page points (one per line the quote spans), empty when the page does not hold it."""
+    if number < 1:
+        raise PdfRejected(f"page {number} does not exist")
+    text = " ".join(quote.split())
+    if not text or len(text) > MAX_QUOTE_CHARS:
+        raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
+    doc = _open(data, max_pages)
+    try:
+        if number > doc.page_count:
+            raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
+        rects = doc[number - 1].search_for(text)
+        return [(r.x0, r.y0, r.x1, r.y1) for r in rects]
+    finally:
+        doc.close()

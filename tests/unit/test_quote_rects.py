@@ -1,0 +1,25 @@
+"""Locating a cited quote on a PDF page (the page reader's highlight)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.pdf.document import PdfRejected
+from ingest.pdf.extract import quote_rects
+from tests.integration.pdf_samples import text_pdf
+
+PDF = text_pdf(["First page about cats.", "Transformers attend to every token at once."])
+
+
+def test_the_quote_is_found_on_its_own_page_only() -> None:
+    rects = quote_rects(PDF, 2, "attend to  every\ntoken", max_pages=10)
+    assert len(rects) == 1
+    x0, y0, x1, y1 = rects[0]
+    assert 0 <= x0 < x1 and 0 <= y0 < y1
+    assert quote_rects(PDF, 1, "attend to every token", max_pages=10) == []
+
+
+@pytest.mark.parametrize(("number", "quote"), [(0, "cats"), (3, "cats"), (1, ""), (1, "x" * 501)])
+def test_bad_pages_and_quotes_are_refused(number: int, quote: str) -> None:
+    with pytest.raises(PdfRejected):
+        quote_rects(PDF, number, quote, max_pages=10)
