@@ -326,3 +326,19 @@ def quote_rects(
         return [(r.x0, r.y0, r.x1, r.y1) for r in rects]
     finally:
         doc.close()
+
+
+def render_page(data: bytes, number: int, zoom: float, max_pages: int) -> tuple[bytes, str, int]:
+    """Page ``number`` (1-based) as a PNG at ``zoom`` × 72 dpi, with its plain text (for screen
+    readers) and the document's page count (for previous/next links)."""
+    if number < 1:
+        raise PdfRejected(f"page {number} does not exist")
+    doc = _open(data, max_pages)
+    try:
+        if number > doc.page_count:
+            raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
+        page = doc[number - 1]
+        png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
+        return png, clean(page.get_text("text")), doc.page_count
+    finally:
+        doc.close()

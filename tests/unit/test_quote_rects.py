@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingest.pdf.document import PdfRejected
-from ingest.pdf.extract import quote_rects
+from ingest.pdf.extract import quote_rects, render_page
 from tests.integration.pdf_samples import text_pdf
 
 PDF = text_pdf(["First page about cats.", "Transformers attend to every token at once."])
@@ -23,3 +23,12 @@ def test_the_quote_is_found_on_its_own_page_only() -> None:
 def test_bad_pages_and_quotes_are_refused(number: int, quote: str) -> None:
     with pytest.raises(PdfRejected):
         quote_rects(PDF, number, quote, max_pages=10)
+
+
+def test_a_page_renders_as_png_with_its_text_and_the_page_count() -> None:
+    png, text, count = render_page(PDF, 2, 1.0, max_pages=10)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert "Transformers attend" in text and "cats" not in text
+    assert count == 2
+    with pytest.raises(PdfRejected):
+        render_page(PDF, 3, 1.0, max_pages=10)
