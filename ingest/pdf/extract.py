@@ -7,6 +7,7 @@ reader cannot see are set aside as hidden text, the rest become lines and blocks
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pymupdf
@@ -342,3 +343,16 @@ def render_page(data: bytes, number: int, zoom: float, max_pages: int) -> tuple[
         return png, clean(page.get_text("text")), doc.page_count
     finally:
         doc.close()
+
+
+def page_view(data: bytes, number: int, zoom: float, quote: str, max_pages: int) -> dict[str, Any]:
+    """The page reader's wire answer: the PNG (base64, the reply frame is JSON), the page's text,
+    the page count and the quote's rectangles in page points (empty without a quote)."""
+    png, text, count = render_page(data, number, zoom, max_pages)
+    rects = quote_rects(data, number, quote, max_pages) if quote else []
+    return {
+        "png": base64.b64encode(png).decode("ascii"),
+        "text": text,
+        "pages": count,
+        "rects": rects,
+    }

@@ -70,13 +70,15 @@ class _Child:
             self.kill()
             raise PdfRejected(f"the PDF parser process did not start ({reason})") from None
 
-    def parse(self, data: bytes, limits: PdfLimits) -> dict[str, Any]:
-        """Send one document, wait for the reply; raises PdfRejected (the child is then dead)."""
+    def parse(self, data: bytes, limits: PdfLimits, page: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one document, wait for the reply; raises PdfRejected (the child is then dead).
+        With ``page`` (number, zoom, quote) the child draws that page instead of parsing."""
         header = json.dumps(
             {
                 "max_pages": limits.max_pages,
                 "max_chars_per_page": limits.max_chars_per_page,
                 "timeout_seconds": limits.timeout_seconds,
+                **(page or {}),
             }
         )
         self.uses += 1

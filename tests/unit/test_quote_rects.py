@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
+from ingest.pdf import PdfLimits
 from ingest.pdf.document import PdfRejected
 from ingest.pdf.extract import quote_rects, render_page
+from ingest.pdf.sandbox import _Child
 from tests.integration.pdf_samples import text_pdf
 
 PDF = text_pdf(["First page about cats.", "Transformers attend to every token at once."])
@@ -32,3 +36,17 @@ def test_a_page_renders_as_png_with_its_text_and_the_page_count() -> None:
     assert count == 2
     with pytest.raises(PdfRejected):
         render_page(PDF, 3, 1.0, max_pages=10)
+
+
+def test_the_sandboxed_child_draws_a_page_and_locates_the_quote() -> None:
+    limits = PdfLimits()
+    child = _Child(limits.memory_bytes)
+    try:
+        reply = child.parse(PDF, limits, {"page": 2, "zoom": 1.0, "quote": "every token"})
+    finally:
+        child.close()
+    assert reply["ok"], reply
+    result = reply["result"]
+    assert base64.b64decode(result["png"]).startswith(b"\x89PNG")
+    assert result["pages"] == 2 and "Transformers" in result["text"]
+    assert [tuple(r) for r in result["rects"]] == quote_rects(PDF, 2, "every token", max_pages=10)
