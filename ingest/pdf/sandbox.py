@@ -198,6 +198,28 @@ class PdfParserPool:
             raise PdfRejected(reason)
         return parsed
 
+    def page(
+        self, source: Path | bytes, limits: PdfLimits, number: int, zoom: float, quote: str
+    ) -> dict[str, Any]:
+        """Page ``number`` drawn in a child (see ``extract.page_view``); raises PdfRejected."""
+        data = _read_source(source, limits)
+        if b"%PDF-" not in data[:1024]:
+            raise PdfRejected("not a PDF (no %PDF- header in the first 1024 bytes)")
+        child = self._checkout(limits.memory_bytes)
+        try:
+            reply = child.parse(data, limits, {"page": number, "zoom": zoom, "quote": quote})
+        except BaseException:
+            child.kill()
+            raise
+        if reply.get("retire"):
+            child.close()
+        else:
+            self._checkin(child)
+        if not reply.get("ok"):
+            raise PdfRejected(scrub(str(reply.get("reason")))[:500])
+        result: dict[str, Any] = reply["result"]
+        return result
+
     def _checkout(self, memory_bytes: int) -> _Child:
         with self._lock:
             if self._pid != os.getpid():  # forked: those children belong to the parent process

@@ -9,7 +9,7 @@ import pytest
 from ingest.pdf import PdfLimits
 from ingest.pdf.document import PdfRejected
 from ingest.pdf.extract import quote_rects, render_page
-from ingest.pdf.sandbox import _Child
+from ingest.pdf.sandbox import PdfParserPool, _Child
 from tests.integration.pdf_samples import text_pdf
 
 PDF = text_pdf(["First page about cats.", "Transformers attend to every token at once."])
@@ -50,3 +50,14 @@ def test_the_sandboxed_child_draws_a_page_and_locates_the_quote() -> None:
     assert base64.b64decode(result["png"]).startswith(b"\x89PNG")
     assert result["pages"] == 2 and "Transformers" in result["text"]
     assert [tuple(r) for r in result["rects"]] == quote_rects(PDF, 2, "every token", max_pages=10)
+
+
+def test_the_pool_draws_pages_and_refuses_a_page_past_the_end() -> None:
+    pool = PdfParserPool()
+    try:
+        view = pool.page(PDF, PdfLimits(), 1, 1.0, "cats")
+        assert view["pages"] == 2 and len(view["rects"]) == 1
+        with pytest.raises(PdfRejected, match="past the last page"):
+            pool.page(PDF, PdfLimits(), 3, 1.0, "")
+    finally:
+        pool.close()
