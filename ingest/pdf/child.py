@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
     sys.modules["pymupdf.layout"] = None  # type: ignore[assignment]
     sys.modules["pymupdf4llm"] = None  # type: ignore[assignment]
     from ingest.pdf.document import PdfRejected
-    from ingest.pdf.extract import parse_document, quiet_mupdf
+    from ingest.pdf.extract import page_view, parse_document, quiet_mupdf
 
     replies.write(encode({"ready": True, "pymupdf": quiet_mupdf()}))
     replies.flush()
@@ -89,9 +89,16 @@ def main(argv: list[str]) -> int:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_budget, resource.RLIM_INFINITY))
         reply: dict[str, Any]
         try:
-            result = parse_document(
-                data, max_pages=request["max_pages"], max_chars_per_page=request["max_chars_per_page"]
-            )
+            if "page" in request:  # the page reader: one page drawn, the quote located
+                result = page_view(
+                    data, request["page"], request["zoom"], request["quote"], request["max_pages"]
+                )
+            else:
+                result = parse_document(
+                    data,
+                    max_pages=request["max_pages"],
+                    max_chars_per_page=request["max_chars_per_page"],
+                )
             reply = {"ok": True, "result": result}
         except PdfRejected as rejected:  # our own checks: MuPDF is in a known state
             reply = {"ok": False, "reason": rejected.reason}

@@ -7,6 +7,7 @@ reader cannot see are set aside as hidden text, the rest become lines and blocks
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pymupdf
@@ -303,3 +304,55 @@ def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> d
             "date": stamp.date.isoformat() if stamp.date else None,
         }
     return {"pages": out_pages, "hidden": hidden, "metadata": metadata, "page_count": page_count}
+
+
+MAX_QUOTE_CHARS = 500  # a cited quote is a sentence or two; longer input is refused, not searched
+
+
+def quote_rects(
+    data: bytes, number: int, quote: str, max_pages: int
+) -> list[tuple[float, float, float, float]]:
+    """Where ``quote`` stands on 1-based page ``number``: PyMuPDF's ``search_for`` rectangles in
+    page points (one per line the quote spans), empty when the page does not hold it."""
+    if number < 1:
+        raise PdfRejected(f"page {number} does not exist")
+    text = " ".join(quote.split())
+    if not text or len(text) > MAX_QUOTE_CHARS:
+        raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
+    doc = _open(data, max_pages)
+    try:
+        if number > doc.page_count:
+            raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
+        rects = doc[number - 1].search_for(text)
+        return [(r.x0, r.y0, r.x1, r.y1) for r in rects]
+    finally:
+        doc.close()
+
+
+def render_page(data: bytes, number: int, zoom: float, max_pages: int) -> tuple[bytes, str, int]:
+    """Page ``number`` (1-based) as a PNG at ``zoom`` × 72 dpi, with its plain text (for screen
+    readers) and the document's page count (for previous/next links)."""
+    if number < 1:
+        raise PdfRejected(f"page {number} does not exist")
+    doc = _open(data, max_pages)
+    try:
+        if number > doc.page_count:
+            raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
+        page = doc[number - 1]
+        png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
+        return png, clean(page.get_text("text")), doc.page_count
+    finally:
+        doc.close()
+
+
+def page_view(data: bytes, number: int, zoom: float, quote: str, max_pages: int) -> dict[str, Any]:
+    """The page reader's wire answer: the PNG (base64, the reply frame is JSON), the page's text,
+    the page count and the quote's rectangles in page points (empty without a quote)."""
+    png, text, count = render_page(data, number, zoom, max_pages)
+    rects = quote_rects(data, number, quote, max_pages) if quote else []
+    return {
+        "png": base64.b64encode(png).decode("ascii"),
+        "text": text,
+        "pages": count,
+        "rects": rects,
+    }

@@ -70,13 +70,15 @@ class _Child:
             self.kill()
             raise PdfRejected(f"the PDF parser process did not start ({reason})") from None
 
-    def parse(self, data: bytes, limits: PdfLimits) -> dict[str, Any]:
-        """Send one document, wait for the reply; raises PdfRejected (the child is then dead)."""
+    def parse(self, data: bytes, limits: PdfLimits, page: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one document, wait for the reply; raises PdfRejected (the child is then dead).
+        With ``page`` (number, zoom, quote) the child draws that page instead of parsing."""
         header = json.dumps(
             {
                 "max_pages": limits.max_pages,
                 "max_chars_per_page": limits.max_chars_per_page,
                 "timeout_seconds": limits.timeout_seconds,
+                **(page or {}),
             }
         )
         self.uses += 1
@@ -195,6 +197,28 @@ class PdfParserPool:
         if parsed is None:
             raise PdfRejected(reason)
         return parsed
+
+    def page(
+        self, source: Path | bytes, limits: PdfLimits, number: int, zoom: float, quote: str
+    ) -> dict[str, Any]:
+        """Page ``number`` drawn in a child (see ``extract.page_view``); raises PdfRejected."""
+        data = _read_source(source, limits)
+        if b"%PDF-" not in data[:1024]:
+            raise PdfRejected("not a PDF (no %PDF- header in the first 1024 bytes)")
+        child = self._checkout(limits.memory_bytes)
+        try:
+            reply = child.parse(data, limits, {"page": number, "zoom": zoom, "quote": quote})
+        except BaseException:
+            child.kill()
+            raise
+        if reply.get("retire"):
+            child.close()
+        else:
+            self._checkin(child)
+        if not reply.get("ok"):
+            raise PdfRejected(scrub(str(reply.get("reason")))[:500])
+        result: dict[str, Any] = reply["result"]
+        return result
 
     def _checkout(self, memory_bytes: int) -> _Child:
         with self._lock:
