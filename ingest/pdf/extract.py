@@ -314,45 +314,38 @@ def quote_rects(
 ) -> list[tuple[float, float, float, float]]:
     """Where ``quote`` stands on 1-based page ``number``: PyMuPDF's ``search_for`` rectangles in
     page points (one per line the quote spans), empty when the page does not hold it."""
-    if number < 1:
-        raise PdfRejected(f"page {number} does not exist")
-    text = " ".join(quote.split())
-    if not text or len(text) > MAX_QUOTE_CHARS:
-        raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
-    doc = _open(data, max_pages)
-    try:
-        if number > doc.page_count:
-            raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
-        rects = doc[number - 1].search_for(text)
-        return [(r.x0, r.y0, r.x1, r.y1) for r in rects]
-    finally:
-        doc.close()
+    return page_view(data, number, 0, quote, max_pages, draw=False)["rects"]
 
 
 def render_page(data: bytes, number: int, zoom: float, max_pages: int) -> tuple[bytes, str, int]:
     """Page ``number`` (1-based) as a PNG at ``zoom`` × 72 dpi, with its plain text (for screen
     readers) and the document's page count (for previous/next links)."""
+    view = page_view(data, number, zoom, "", max_pages)
+    return base64.b64decode(view["png"]), view["text"], view["pages"]
+
+
+def page_view(
+    data: bytes, number: int, zoom: float, quote: str, max_pages: int, *, draw: bool = True
+) -> dict[str, Any]:
+    """The page reader's wire answer, from one opening of the document: the PNG (base64, the reply
+    frame is JSON), the page's text, the page count and the quote's rectangles in page points
+    (empty without a quote). ``draw=False`` only locates the quote."""
     if number < 1:
         raise PdfRejected(f"page {number} does not exist")
+    text = " ".join(quote.split())
+    if (quote or not draw) and not 0 < len(text) <= MAX_QUOTE_CHARS:
+        raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
     doc = _open(data, max_pages)
     try:
         if number > doc.page_count:
             raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
         page = doc[number - 1]
-        png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
-        return png, clean(page.get_text("text")), doc.page_count
+        view: dict[str, Any] = {"pages": doc.page_count, "rects": []}
+        if text:
+            view["rects"] = [(r.x0, r.y0, r.x1, r.y1) for r in page.search_for(text)]
+        if draw:
+            png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
+            view |= {"png": base64.b64encode(png).decode("ascii"), "text": clean(page.get_text("text"))}
+        return view
     finally:
         doc.close()
-
-
-def page_view(data: bytes, number: int, zoom: float, quote: str, max_pages: int) -> dict[str, Any]:
-    """The page reader's wire answer: the PNG (base64, the reply frame is JSON), the page's text,
-    the page count and the quote's rectangles in page points (empty without a quote)."""
-    png, text, count = render_page(data, number, zoom, max_pages)
-    rects = quote_rects(data, number, quote, max_pages) if quote else []
-    return {
-        "png": base64.b64encode(png).decode("ascii"),
-        "text": text,
-        "pages": count,
-        "rects": rects,
-    }

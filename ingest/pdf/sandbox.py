@@ -167,18 +167,9 @@ class PdfParserPool:
         self._pid = os.getpid()
 
     def parse(self, source: Path | bytes, limits: PdfLimits) -> ParsedPdf:
-        data = _read_source(source, limits)
-        if not data:
-            raise PdfRejected("the file is empty (0 bytes)")
-        if b"%PDF-" not in data[:1024]:
-            raise PdfRejected("not a PDF (no %PDF- header in the first 1024 bytes)")
+        data = _checked(source, limits)
         sha256 = hashlib.sha256(data).hexdigest()
-        child = self._checkout(limits.memory_bytes)
-        try:
-            reply = child.parse(data, limits)  # on PdfRejected the child is already dead
-        except BaseException:  # e.g. KeyboardInterrupt mid-read: the child's state is unknown
-            child.kill()
-            raise
+        child, reply = self._send(data, limits)
         parsed: ParsedPdf | None = None
         try:
             if reply["ok"]:
@@ -190,10 +181,7 @@ class PdfParserPool:
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             child.kill()
             raise PdfRejected(f"the parser process sent a malformed answer ({error})") from error
-        if reply.get("retire"):
-            child.close()
-        else:
-            self._checkin(child)
+        self._release(child, reply)
         if parsed is None:
             raise PdfRejected(reason)
         return parsed
@@ -202,23 +190,31 @@ class PdfParserPool:
         self, source: Path | bytes, limits: PdfLimits, number: int, zoom: float, quote: str
     ) -> dict[str, Any]:
         """Page ``number`` drawn in a child (see ``extract.page_view``); raises PdfRejected."""
-        data = _read_source(source, limits)
-        if b"%PDF-" not in data[:1024]:
-            raise PdfRejected("not a PDF (no %PDF- header in the first 1024 bytes)")
-        child = self._checkout(limits.memory_bytes)
-        try:
-            reply = child.parse(data, limits, {"page": number, "zoom": zoom, "quote": quote})
-        except BaseException:
-            child.kill()
-            raise
-        if reply.get("retire"):
-            child.close()
-        else:
-            self._checkin(child)
+        child, reply = self._send(
+            _checked(source, limits), limits, {"page": number, "zoom": zoom, "quote": quote}
+        )
+        self._release(child, reply)
         if not reply.get("ok"):
             raise PdfRejected(scrub(str(reply.get("reason")))[:500])
         result: dict[str, Any] = reply["result"]
         return result
+
+    def _send(
+        self, data: bytes, limits: PdfLimits, page: dict[str, Any] | None = None
+    ) -> tuple[_Child, dict[str, Any]]:
+        """One request to a pooled child: the child and its reply (on PdfRejected it is dead)."""
+        child = self._checkout(limits.memory_bytes)
+        try:
+            return child, child.parse(data, limits, page)
+        except BaseException:  # e.g. KeyboardInterrupt mid-read: the child's state is unknown
+            child.kill()
+            raise
+
+    def _release(self, child: _Child, reply: dict[str, Any]) -> None:
+        if reply.get("retire"):
+            child.close()
+        else:
+            self._checkin(child)
 
     def _checkout(self, memory_bytes: int) -> _Child:
         with self._lock:
@@ -276,6 +272,16 @@ class PdfParserPool:
     def idle_count(self) -> int:
         with self._lock:
             return len(self._idle)
+
+
+def _checked(source: Path | bytes, limits: PdfLimits) -> bytes:
+    """The document's bytes, refused before a child is asked when they cannot be a PDF."""
+    data = _read_source(source, limits)
+    if not data:
+        raise PdfRejected("the file is empty (0 bytes)")
+    if b"%PDF-" not in data[:1024]:
+        raise PdfRejected("not a PDF (no %PDF- header in the first 1024 bytes)")
+    return data
 
 
 def _read_source(source: Path | bytes, limits: PdfLimits) -> bytes:
