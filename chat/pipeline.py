@@ -56,6 +56,7 @@ NO_SEARCH = "Search is not available on this server right now."
 FAILED = "Something went wrong while answering; the passages shown are still valid."
 ECHO = "The answer was stopped: it began to repeat the assistant's instructions."
 CONDENSE_TOKENS = 96
+WARM_UP_QUESTION = "How is the proposed model trained and evaluated?"
 _KEY = re.compile(r"^\[S(\d+)\]", re.MULTILINE)  # a passage's key where the prompt lists it
 _RULES = [
     " ".join(line.lstrip("- ").lower().split()) for line in template("system").splitlines() if len(line) >= 40
@@ -133,6 +134,20 @@ class Chat:
         self.foreground = foreground or Foreground(settings.foreground_dir)
         conf = settings.llm
         self.queue = queue or Queue(conf.llm_concurrency, conf.llm_queue)
+
+    def warm_up(self) -> bool:
+        """Gather the evidence for one question and drop it: the lexical index, the embedder's
+        session and the catalogue are loaded before the first reader asks. Whether it went through
+        (a failure is logged: the first question then pays for the loading)."""
+        if self.evidence is None:
+            return False
+        try:
+            budget = self.models.budget()
+            gather(self.evidence, WARM_UP_QUESTION, [], self.settings.chat, budget, self.embedder)
+        except Exception:
+            log.warning("the chat's warm-up failed", exc_info=True)
+            return False
+        return True
 
     async def answer(self, turn: Turn, outcome: Outcome | None = None) -> AsyncIterator[Event]:
         out = outcome if outcome is not None else Outcome()
