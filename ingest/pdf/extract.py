@@ -314,6 +314,8 @@ def quote_rects(
 ) -> list[tuple[float, float, float, float]]:
     """Where ``quote`` stands on 1-based page ``number``: PyMuPDF's ``search_for`` rectangles in
     page points (one per line the quote spans), empty when the page does not hold it."""
+    if not quote.strip():
+        raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
     return page_view(data, number, 0, quote, max_pages, draw=False)["rects"]
 
 
@@ -327,25 +329,34 @@ def render_page(data: bytes, number: int, zoom: float, max_pages: int) -> tuple[
 def page_view(
     data: bytes, number: int, zoom: float, quote: str, max_pages: int, *, draw: bool = True
 ) -> dict[str, Any]:
-    """The page reader's wire answer, from one opening of the document: the PNG (base64, the reply
-    frame is JSON), the page's text, the page count and the quote's rectangles in page points
-    (empty without a quote). ``draw=False`` only locates the quote."""
+    """The page reader's wire answer, from one opening of the document: the page count, the page's
+    size in points (``[width, height]``, what the rectangles are measured against), its text, the
+    quote's rectangles in page points relative to the page's top-left corner (empty without a
+    quote) and, with ``draw``, the PNG at ``zoom`` × 72 dpi (base64: the reply frame is JSON)."""
     if number < 1:
         raise PdfRejected(f"page {number} does not exist")
     text = " ".join(quote.split())
-    if (quote or not draw) and not 0 < len(text) <= MAX_QUOTE_CHARS:
+    if len(text) > MAX_QUOTE_CHARS:
         raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
     doc = _open(data, max_pages)
     try:
         if number > doc.page_count:
             raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
         page = doc[number - 1]
-        view: dict[str, Any] = {"pages": doc.page_count, "rects": []}
+        box = page.rect  # what get_pixmap draws (the crop box, rotation applied)
+        view: dict[str, Any] = {
+            "pages": doc.page_count,
+            "size": [box.width, box.height],
+            "text": clean(page.get_text("text")),
+            "rects": [],
+        }
         if text:
-            view["rects"] = [(r.x0, r.y0, r.x1, r.y1) for r in page.search_for(text)]
+            view["rects"] = [
+                (r.x0 - box.x0, r.y0 - box.y0, r.x1 - box.x0, r.y1 - box.y0) for r in page.search_for(text)
+            ]
         if draw:
             png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
-            view |= {"png": base64.b64encode(png).decode("ascii"), "text": clean(page.get_text("text"))}
+            view["png"] = base64.b64encode(png).decode("ascii")
         return view
     finally:
         doc.close()
