@@ -306,6 +306,9 @@ def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> d
     return {"pages": out_pages, "hidden": hidden, "metadata": metadata, "page_count": page_count}
 
 
+# search_for's defaults without TEXT_PRESERVE_LIGATURES: a quote is plain text ("first"), the page
+# often prints a ligature ("ﬁrst"); hyphenated line ends still match the joined word.
+_SEARCH_FLAGS = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 MAX_QUOTE_CHARS = 500  # a cited quote is a sentence or two; longer input is refused, not searched
 
 
@@ -351,9 +354,8 @@ def page_view(
             "rects": [],
         }
         if text:
-            view["rects"] = [
-                (r.x0 - box.x0, r.y0 - box.y0, r.x1 - box.x0, r.y1 - box.y0) for r in page.search_for(text)
-            ]
+            found = page.search_for(text, flags=_SEARCH_FLAGS)
+            view["rects"] = [(r.x0 - box.x0, r.y0 - box.y0, r.x1 - box.x0, r.y1 - box.y0) for r in found]
         if draw:
             png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
             view["png"] = base64.b64encode(png).decode("ascii")
