@@ -117,6 +117,9 @@ def reader_view(
     else:
         try:
             page = reader.view(stored, paper.sha256, number, quote)
+            if quote and not page.rects and (moved := _neighbour(reader, paper, stored, page, quote)):
+                # A quote from a passage across a page break is cited at the passage's first page.
+                return Redirect(reader_path(paper.arxiv_id, moved, quote), status=302)
         except PageUnavailable as exc:
             context["unavailable"] = f"This page cannot be shown here: {exc.reason}."
         else:
@@ -138,3 +141,12 @@ def reader_view(
         crumbs=crumbs,
         indexable=False,
     )
+
+
+def _neighbour(reader: PageReader, paper: PaperPdf, stored: str, page: PageView, quote: str) -> int | None:
+    """The next or the previous page when it holds the quote that ``page`` does not."""
+    assert paper.sha256 is not None
+    for other in (page.number + 1, page.number - 1):
+        if 1 <= other <= page.pages and reader.view(stored, paper.sha256, other, quote).rects:
+            return other
+    return None

@@ -106,8 +106,14 @@ def test_the_page_shows_the_image_the_highlight_and_the_text(reader: Reader) -> 
     assert f"/papers/{ADAM}/pages/{reader.pages + 1}" not in last
 
 
+def test_a_quote_on_the_next_or_previous_page_moves_the_reader_there(reader: Reader) -> None:
+    response = reader.client.get(reader_path(ADAM, 2, QUOTE), follow_redirects=False)
+    assert response.status_code == 302
+    assert response.headers["location"] == reader_path(ADAM, 1, QUOTE)
+
+
 def test_a_quote_not_on_the_page_says_so(reader: Reader) -> None:
-    response = reader.client.get(reader_path(ADAM, 2, QUOTE))
+    response = reader.client.get(reader_path(ADAM, 5, QUOTE))
     assert response.status_code == 200
     assert not parse_html(response.text).find("rect", **{"class": "reader-mark"})
     assert "was not found on this page" in response.text

@@ -1,0 +1,52 @@
+"""Links into the page reader: its address, the sentence a search snippet opens it at, and the
+highlight boxes in percent of the page."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+from app.views.reader import boxes
+from app.views.search import snippet_quote, snippet_reader
+from catalog.queries import READER_QUOTE_CHARS, reader_path
+from catalog.search_queries import ResultPaper
+from indexing.contract import PageView
+from retrieval.search import SearchHit, Snippet
+
+TEXT = "…of the gradient. We introduce Adam, an algorithm for first-order optimization. Next one…"
+
+
+def _hit(snippet: Snippet | None, arxiv_id: str = "1412.6980") -> SearchHit:
+    paper = ResultPaper(arxiv_id, "Adam", "", [], [], None, None, None)
+    return SearchHit(paper, 1, None, None, None, None, snippet, [])
+
+
+def test_the_reader_address_carries_the_quote_on_one_line_and_cut_at_a_word() -> None:
+    assert reader_path("1412.6980", 3) == "/papers/1412.6980/pages/3"
+    assert reader_path("hep-th/9901001", 1, "  a\n b ") == "/papers/hep-th/9901001/pages/1?quote=a+b"
+    long = reader_path("1412.6980", 2, "word " * 200)
+    quote = parse_qs(urlsplit(long).query)["quote"][0]
+    assert len(quote) <= READER_QUOTE_CHARS and quote.endswith("word")
+
+
+def test_a_snippet_opens_the_reader_at_the_sentence_of_its_first_match() -> None:
+    at = TEXT.index("Adam")
+    snippet = Snippet(TEXT, [(at, at + 4)], "body", page_start=4, page_end=5)
+    assert snippet_quote(snippet) == "We introduce Adam, an algorithm for first-order optimization."
+    url = snippet_reader(_hit(snippet))
+    assert url == reader_path("1412.6980", 4, "We introduce Adam, an algorithm for first-order optimization.")
+    assert snippet_quote(Snippet(TEXT, [(3, 6)], "body", 1)) == "of the gradient."
+
+
+def test_abstract_snippets_and_pageless_ones_do_not_link_to_the_reader() -> None:
+    assert snippet_reader(_hit(Snippet(TEXT, [], "abstract"))) is None
+    assert snippet_reader(_hit(Snippet(TEXT, [], "body", page_start=None))) is None
+    assert snippet_reader(_hit(None)) is None
+
+
+def test_boxes_are_clipped_to_the_page_and_given_in_percent() -> None:
+    page = PageView(
+        1, 9, 600.0, 800.0, "", ((60.0, 80.0, 120.0, 96.0), (590.0, 790.0, 650.0, 900.0), (5, 5, 5, 9))
+    )
+    first, clipped = boxes(page)
+    assert (first.left_pct, first.top_pct, first.width_pct, first.height_pct) == (10.0, 10.0, 10.0, 2.0)
+    assert (clipped.x + clipped.width, clipped.y + clipped.height) == (600.0, 800.0)
