@@ -31,7 +31,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import display_name, fold, person_key
-from catalog.text import transliterate
+from catalog.text import human_text, transliterate
 
 T = TypeVar("T")
 
@@ -65,8 +65,9 @@ READER_QUOTE_CHARS = 500
 
 
 def reader_quote(quote: str) -> str:
-    """``quote`` as the page reader searches for it: one line, at most READER_QUOTE_CHARS."""
-    text = " ".join(quote.split())
+    """``quote`` as the page reader searches for it: one line of visible text (no control or format
+    characters, no lone surrogates), at most READER_QUOTE_CHARS."""
+    text = human_text(quote)
     if len(text) <= READER_QUOTE_CHARS:
         return text
     return text[: READER_QUOTE_CHARS + 1].rsplit(" ", 1)[0][:READER_QUOTE_CHARS]

@@ -12,7 +12,7 @@ from typing import Any
 
 from litestar import Request, get
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath
+from litestar.params import FromPath, FromQuery
 
 from app.asgi import PAGE_OPT
 from app.negotiation import MD_SUFFIX_FLAG
@@ -26,18 +26,22 @@ IMAGE_MAX_AGE = 86_400  # a day; the ETag (hash of the file) revalidates after t
 
 
 async def _serve(
-    request: Request[Any, Any, Any], pages: AppPages, services: Services, ident: str, raw: str
+    request: Request[Any, Any, Any],
+    pages: AppPages,
+    services: Services,
+    ident: str,
+    raw: str,
+    quote: str | None,
 ) -> PageAnswer:
     if raw.endswith(PNG):
         if request.scope.get("state", {}).get(MD_SUFFIX_FLAG):
             raise NotFoundException(detail="there is no markdown variant of a page image")
         return await _image(request, services, ident, raw[: -len(PNG)])
-    quote = request.query_params.get("quote") or ""
     path = request.scope["path"]
 
     def build() -> View | Redirect:
         with services.sessions() as db:
-            return reader_view(db, services.page_reader, ident, raw, quote, path)
+            return reader_view(db, services.page_reader, ident, raw, quote or "", path)
 
     return await pages.serve_with(request, build, services.page_gate.run)
 
@@ -74,8 +78,9 @@ async def reader_page(
     services: AppServices,
     ident: FromPath[str],
     n: FromPath[str],
+    quote: FromQuery[str | None] = None,
 ) -> PageAnswer:
-    return await _serve(request, pages, services, ident, n)
+    return await _serve(request, pages, services, ident, n, quote)
 
 
 @get("/papers/{archive:str}/{number:str}/pages/{n:str}", include_in_schema=False, opt={PAGE_OPT: True})
@@ -86,8 +91,9 @@ async def old_style_reader_page(
     archive: FromPath[str],
     number: FromPath[str],
     n: FromPath[str],
+    quote: FromQuery[str | None] = None,
 ) -> PageAnswer:
-    return await _serve(request, pages, services, f"{archive}/{number}", n)
+    return await _serve(request, pages, services, f"{archive}/{number}", n, quote)
 
 
 ROUTE_HANDLERS = [reader_page, old_style_reader_page]

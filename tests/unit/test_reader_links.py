@@ -50,3 +50,9 @@ def test_boxes_are_clipped_to_the_page_and_given_in_percent() -> None:
     first, clipped = boxes(page)
     assert (first.left_pct, first.top_pct, first.width_pct, first.height_pct) == (10.0, 10.0, 10.0, 2.0)
     assert (clipped.x + clipped.width, clipped.y + clipped.height) == (600.0, 800.0)
+
+
+def test_a_hostile_quote_keeps_only_visible_text() -> None:
+    url = reader_path("1412.6980", 1, "a\x00b\u202e c\ud800 d\r\ne")
+    assert url == "/papers/1412.6980/pages/1?quote=ab+c+d+e"
+    assert reader_path("1412.6980", 1, "\x00\u200b") == "/papers/1412.6980/pages/1"
