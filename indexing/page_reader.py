@@ -65,8 +65,8 @@ class _Lru:
 
 
 class SandboxPageReader:
-    """:class:`indexing.contract.PageReader` over a pool of sandboxed parser children of its own
-    (one kept idle), so drawing a page never waits behind the worker's parsing."""
+    """:class:`indexing.contract.PageReader` over a pool of sandboxed parser children of its own,
+    so drawing a page never waits behind the worker's parsing."""
 
     def __init__(
         self,
@@ -78,7 +78,9 @@ class SandboxPageReader:
     ) -> None:
         self.limits = limits
         self.zoom = zoom
-        self.pool = pool or PdfParserPool(max_idle=1)
+        # Two children, as many as the app's page gate lets draw at once; kept five minutes idle,
+        # since a reader turns pages minutes apart and a new child costs 0.2-0.8 s.
+        self.pool = pool or PdfParserPool(max_idle=2, idle_seconds=300.0)
         self.images = _Lru(entries=10_000, max_bytes=image_cache_bytes)
         self.views = _Lru(entries=VIEW_CACHE_ENTRIES)
         self.rendered = 0  # PNGs drawn (not from the cache), for tests and the benchmark
