@@ -142,6 +142,7 @@ class PageView:
     height: float
     text: str
     rects: tuple[tuple[float, float, float, float], ...] = ()
+    partial: bool = False  # the quote was not printed as given; ``rects`` mark its first/last words
 
 
 class PageUnavailable(Exception):

@@ -99,6 +99,7 @@ class SandboxPageReader:
             height=float(height),
             text=str(reply["text"]),
             rects=tuple((float(a), float(b), float(c), float(d)) for a, b, c, d in reply["rects"]),
+            partial=bool(reply.get("partial")),
         )
         self.views.put(key, view)
         return view

@@ -8,6 +8,7 @@ reader cannot see are set aside as hidden text, the rest become lines and blocks
 from __future__ import annotations
 
 import base64
+import itertools
 from typing import Any
 
 import pymupdf
@@ -355,6 +356,9 @@ def page_view(
         }
         if text:
             found = page.search_for(text, flags=_SEARCH_FLAGS)
+            if not found:  # printed otherwise somewhere (a formula, a reordered column): its ends
+                found = _quote_ends(page, text)
+                view["partial"] = bool(found)
             view["rects"] = [(r.x0 - box.x0, r.y0 - box.y0, r.x1 - box.x0, r.y1 - box.y0) for r in found]
         if draw:
             png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
@@ -362,3 +366,26 @@ def page_view(
         return view
     finally:
         doc.close()
+
+
+QUOTE_END_WORDS = 6  # a quote not found whole is looked for by its first and last six words
+
+
+def _quote_ends(page: Any, text: str) -> list[Any]:
+    """The rectangles of the quote's first and last QUOTE_END_WORDS words, each only where it is
+    printed exactly once on the page (a phrase found twice would mark the wrong place)."""
+    words = text.split()
+    if len(words) < 2 * QUOTE_END_WORDS:
+        return []
+    found: list[Any] = []
+    for phrase in (" ".join(words[:QUOTE_END_WORDS]), " ".join(words[-QUOTE_END_WORDS:])):
+        rects = page.search_for(phrase, flags=_SEARCH_FLAGS)
+        lines = {round(r.y0) for r in rects}
+        if len(lines) == 1 or (rects and _one_run(rects)):
+            found += rects
+    return found
+
+
+def _one_run(rects: list[Any]) -> bool:
+    """Rectangles of one occurrence across a line break: consecutive lines, a few points apart."""
+    return all(0 < b.y0 - a.y0 < 2.5 * (a.y1 - a.y0) for a, b in itertools.pairwise(rects))

@@ -180,3 +180,16 @@ def test_without_a_usable_pdf_the_page_links_to_arxiv(reader: Reader, arxiv_id: 
     markdown = reader.client.get(reader_path(arxiv_id, 3), headers=MD)
     assert markdown.status_code == 200 and f"{arxiv_id}#page=3" in markdown.text
     assert reader.client.get(f"/papers/{arxiv_id}/pages/3.png").status_code == 404
+
+
+def test_a_quote_printed_otherwise_is_marked_by_its_first_words(reader: Reader) -> None:
+    # On page 2 the PDF prints "m̂t" as a formula: the whole sentence is not found, its start is.
+    quote = (
+        "The good news is that this initialization bias can be easily counteracted, resulting in "
+        "bias-corrected estimates mt and"
+    )
+    page = parse_html(reader.client.get(reader_path(ADAM, 2, quote)).text)
+    assert len(page.find("rect", **{"class": "reader-mark"})) == 1
+    assert "its first and last words are highlighted" in page.text
+    markdown = reader.client.get(reader_path(ADAM, 2, quote), headers=MD).text
+    assert "not printed exactly like this on this page" in markdown
