@@ -45,7 +45,7 @@ md.core.ruler.push("citations", (state) => {
         if (match.index > last) out.push(textToken(state, token.content.slice(last, match.index)));
         const open = new state.Token("link_open", "a", 1);
         // Our page reader at the cited quote (the paper's page when the passage has no page).
-        open.attrs = [["href", ref.reader_url || ref.paper_url], ["class", "cite"], ["title", refTitle(ref)]];
+        open.attrs = [["href", atQuote(ref.reader_url) || ref.paper_url], ["class", "cite"], ["title", refTitle(ref)]];
         out.push(open, textToken(state, match[0]), new state.Token("link_close", "a", -1));
         last = match.index + match[0].length;
       }
@@ -72,8 +72,11 @@ function pagesText(pages) {
 function readerHref(p, page, quote) {
   if (!p?.arxiv_id || !page) return null;
   const text = (quote ?? "").replace(/\s+/g, " ").trim().slice(0, 500);
-  return `/papers/${p.arxiv_id}/pages/${page}` + (text ? `?quote=${encodeURIComponent(text)}` : "");
+  return `/papers/${p.arxiv_id}/pages/${page}` + (text ? `?quote=${encodeURIComponent(text)}#quote` : "");
 }
+
+/** A reader address scrolled to its highlighted quote (``#quote``, the first mark on the page). */
+const atQuote = (url) => (url && url.includes("?quote=") ? `${url}#quote` : url);
 
 /** The arXiv PDF, second to our reader: " · arXiv PDF". */
 function arxivLink(url) {
@@ -234,7 +237,7 @@ function referenceList(references) {
       link(ref.paper_url, ref.title),
       ` (arXiv:${ref.arxiv_id})`,
       pages ? " · " : null,
-      pages ? link(ref.reader_url || ref.pdf_url, pages, { class: "pdf-page" }) : null,
+      pages ? link(atQuote(ref.reader_url) || ref.pdf_url, pages, { class: "pdf-page" }) : null,
       ...(pages && ref.reader_url ? arxivLink(ref.pdf_url) : [])));
   }
   return list;

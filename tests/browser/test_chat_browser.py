@@ -495,7 +495,8 @@ def test_the_page_reader_highlights_the_quote_where_pymupdf_finds_it(
     page = signed_in.page
     page.set_viewport_size(viewport)
     try:
-        page.goto(f"/papers/{PAPER}/pages/2?quote={quote_plus(READER_QUOTE)}")
+        page.goto(f"/papers/{PAPER}/pages/2?quote={quote_plus(READER_QUOTE)}#quote")
+        expect(page.locator("#quote")).to_be_in_viewport()  # the link scrolls to the first mark
         image = page.locator("img.reader-image")
         expect(image).to_be_visible()
         page.wait_for_function("document.querySelector('img.reader-image').naturalWidth > 0")
