@@ -41,8 +41,8 @@ def main() -> None:
     reader = SandboxPageReader(PdfLimits(), zoom=args.zoom)
     docs = []
     for name in FILES:
-        path = SHARED_DATA / "pdfs" / "arxiv" / f"{name}.pdf"
-        docs.append((str(path), hashlib.sha256(path.read_bytes()).hexdigest()))
+        file = SHARED_DATA / "pdfs" / "arxiv" / f"{name}.pdf"
+        docs.append((str(file), hashlib.sha256(file.read_bytes()).hexdigest()))
     try:
         started = time.perf_counter()
         reader.view(docs[0][0], docs[0][1], 1, "")
