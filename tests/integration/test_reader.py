@@ -152,6 +152,7 @@ def test_pages_that_do_not_exist_are_404(reader: Reader, page: str) -> None:
     response = reader.client.get(f"/papers/{ADAM}/pages/{page}")
     assert response.status_code == 404, page
     assert "text/html" in response.headers["content-type"]
+    assert "This page isn’t here" in response.text and "Where to look next" in response.text
     if page.isdigit():
         assert reader.client.get(f"/papers/{ADAM}/pages/{page}.png").status_code == 404
 
