@@ -88,7 +88,13 @@ def reader_view(
     """Page ``raw_number`` of the paper ``ident`` names; a Redirect when ``requested`` (the path)
     is another spelling of the reader's address (a slug or a version in the id)."""
     number = page_number(raw_number)
-    paper = paper_of(db, ident)
+    return page_of(paper_of(db, ident), reader, number, quote, requested)
+
+
+def page_of(
+    paper: PaperPdf, reader: PageReader | None, number: int, quote: str, requested: str
+) -> View | Redirect:
+    """:func:`reader_view` once the paper is known."""
     quote = reader_quote(quote)
     here = reader_path(paper.arxiv_id, number)
     if requested != here:
@@ -117,7 +123,8 @@ def reader_view(
     else:
         try:
             page = reader.view(stored, paper.sha256, number, quote)
-            if quote and not page.rects and (moved := _neighbour(reader, paper, stored, page, quote)):
+            whole = page.rects and not page.partial
+            if quote and not whole and (moved := _neighbour(reader, paper, stored, page, quote)):
                 # A quote from a passage across a page break is cited at the passage's first page.
                 return Redirect(reader_path(paper.arxiv_id, moved, quote), status=302)
         except PageUnavailable as exc:
@@ -144,9 +151,11 @@ def reader_view(
 
 
 def _neighbour(reader: PageReader, paper: PaperPdf, stored: str, page: PageView, quote: str) -> int | None:
-    """The next or the previous page when it holds the quote that ``page`` does not."""
+    """The next or the previous page when it prints the whole quote that ``page`` does not."""
     assert paper.sha256 is not None
     for other in (page.number + 1, page.number - 1):
-        if 1 <= other <= page.pages and reader.view(stored, paper.sha256, other, quote).rects:
-            return other
+        if 1 <= other <= page.pages:
+            found = reader.view(stored, paper.sha256, other, quote)
+            if found.rects and not found.partial:
+                return other
     return None

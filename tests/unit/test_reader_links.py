@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from app.views.reader import boxes
+import pytest
+from litestar.exceptions import NotFoundException
+
+from app.rendering import Redirect, View
+from app.views.reader import boxes, page_of
 from app.views.search import snippet_quote, snippet_reader
+from catalog.indexing import PaperPdf
 from catalog.queries import READER_QUOTE_CHARS, reader_path
 from catalog.search_queries import ResultPaper
 from indexing.contract import PageView
@@ -56,3 +61,65 @@ def test_a_hostile_quote_keeps_only_visible_text() -> None:
     url = reader_path("1412.6980", 1, "a\x00b\u202e c\ud800 d\r\ne")
     assert url == "/papers/1412.6980/pages/1?quote=ab+c+d+e"
     assert reader_path("1412.6980", 1, "\x00\u200b") == "/papers/1412.6980/pages/1"
+
+
+class FakeReader:
+    """A PageReader whose pages hold the quote as ``found`` says: page → (rects, partial)."""
+
+    zoom = 2.0
+
+    def __init__(self, found: dict[int, tuple[int, bool]], pages: int = 5) -> None:
+        self.found = found
+        self.pages = pages
+
+    def view(self, path: str, sha256: str, number: int, quote: str) -> PageView:
+        count, partial = self.found.get(number, (0, False))
+        rects = tuple((10.0, 10.0 * i + 10, 50.0, 10.0 * i + 18) for i in range(count))
+        return PageView(number, self.pages, 600.0, 800.0, "text", rects, partial)
+
+    def image(self, path: str, sha256: str, number: int) -> bytes:
+        return b""
+
+    def close(self) -> None:
+        pass
+
+
+PAPER = PaperPdf(
+    "1412.6980",
+    "Adam",
+    "https://arxiv.org/abs/1412.6980",
+    "https://arxiv.org/pdf/1412.6980",
+    "done",
+    "/pdfs/1412.6980.pdf",
+    "ab" * 32,
+    5,
+)
+
+
+@pytest.mark.parametrize(
+    ("found", "expected"),
+    [
+        ({3: (2, False)}, 3),  # whole on this page: shown here
+        ({4: (1, False)}, 4),  # whole on the next page only: moved there
+        ({2: (1, False)}, 2),  # on the previous page
+        ({3: (1, True), 4: (2, False)}, 4),  # partly here, whole on the next: the next
+        ({3: (1, True), 4: (1, True)}, 3),  # partly here and there: stays, partly marked
+        ({}, 3),  # nowhere: stays and says so
+    ],
+)
+def test_the_reader_moves_to_the_page_that_prints_the_whole_quote(
+    found: dict[int, tuple[int, bool]], expected: int
+) -> None:
+    outcome = page_of(PAPER, FakeReader(found), 3, "the quote", "/papers/1412.6980/pages/3")
+    if expected == 3:
+        assert isinstance(outcome, View) and outcome.context["page"].number == 3
+    else:
+        assert isinstance(outcome, Redirect) and outcome.status == 302
+        assert outcome.path == reader_path("1412.6980", expected, "the quote")
+
+
+def test_another_spelling_redirects_and_a_page_past_the_end_is_404() -> None:
+    moved = page_of(PAPER, FakeReader({}), 2, "q", "/papers/1412.6980v2/pages/2")
+    assert moved == Redirect("/papers/1412.6980/pages/2?quote=q")
+    with pytest.raises(NotFoundException):
+        page_of(PAPER, FakeReader({}), 6, "", "/papers/1412.6980/pages/6")
