@@ -22,6 +22,8 @@ from catalog.queries import reader_path
 from ingest.pdf.extract import quote_rects, render_page
 from settings import SHARED_DATA
 from tests.integration.browse_catalogue import built
+from tests.integration.chat_corpus import build as build_chat_corpus
+from tests.integration.chat_corpus import environment
 from tests.integration.page_parsing import parse_html
 
 ADAM = "1412.6980"
@@ -194,3 +196,25 @@ def test_a_quote_printed_otherwise_is_marked_by_its_first_words(reader: Reader) 
     assert "its first and last words are highlighted" in page.text
     markdown = reader.client.get(reader_path(ADAM, 2, quote), headers=MD).text
     assert "not printed exactly like this on this page" in markdown
+
+
+@pytest.mark.slow
+def test_a_full_text_search_snippet_opens_the_reader_at_its_sentence(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """End to end over PDFs ingested by the product's pipeline (the chat corpus): the snippet's page
+    link opens our reader on the file the worker recorded, its sentence highlighted."""
+    corpus = build_chat_corpus(tmp_path_factory.mktemp("reader-search") / "data")
+    with environment(corpus.env) as settings, TestClient(create_app(settings)) as client:
+        html = client.get("/search", params={"q": "multi-head attention jointly attend subspaces"}).text
+        links = parse_html(html).find("a", **{"class": "reader-link"})
+        assert links, "no full-text snippet links to the reader"
+        href = links[0].attrs["href"]
+        assert href.startswith("/papers/") and "/pages/" in href and "?quote=" in href
+        response = client.get(href)
+        assert response.status_code == 200, response.text[:300]
+        page = parse_html(response.text)
+        assert page.find("img", **{"class": "reader-image"})
+        assert page.find("rect", **{"class": "reader-mark"}), "the snippet's sentence is not highlighted"
+        image = client.get(page.find("img", **{"class": "reader-image"})[0].attrs["src"])
+        assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
