@@ -31,6 +31,7 @@ from app.controllers import (
     institutions,
     pages,
     papers,
+    reader,
     researchers,
     signin,
 )
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             papers.papers,
             papers.paper,
             papers.old_style_paper,
+            *reader.ROUTE_HANDLERS,
             researchers.researchers,
             researchers.researcher,
             institutions.institutions,

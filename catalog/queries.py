@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Generic, TypeVar
+from urllib.parse import urlencode
 
 from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
@@ -30,7 +31,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import display_name, fold, person_key
-from catalog.text import transliterate
+from catalog.text import human_text, transliterate
 
 T = TypeVar("T")
 
@@ -56,6 +57,27 @@ def slugify(text: str, limit: int = 80) -> str:
 def paper_path(arxiv_id: str, title: str, version: int | None = None) -> str:
     shown = arxiv_id if version is None else f"{arxiv_id}v{version}"
     return f"/papers/{shown}-{slugify(title)}"
+
+
+# The longest quote the page reader looks for on a page (a sentence or two); longer ones are cut
+# at a word boundary, so the highlight marks their start.
+READER_QUOTE_CHARS = 500
+
+
+def reader_quote(quote: str) -> str:
+    """``quote`` as the page reader searches for it: one line of visible text (no control or format
+    characters, no lone surrogates), at most READER_QUOTE_CHARS."""
+    text = human_text(quote)
+    if len(text) <= READER_QUOTE_CHARS:
+        return text
+    return text[: READER_QUOTE_CHARS + 1].rsplit(" ", 1)[0][:READER_QUOTE_CHARS]
+
+
+def reader_path(arxiv_id: str, page: int, quote: str | None = None) -> str:
+    """Our page reader at 1-based ``page`` of the paper's PDF, highlighting ``quote`` there."""
+    path = f"/papers/{arxiv_id}/pages/{page}"
+    text = reader_quote(quote or "")
+    return f"{path}?{urlencode({'quote': text})}" if text else path
 
 
 def researcher_path(researcher_id: int, name: str) -> str:

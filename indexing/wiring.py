@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from indexing.contract import WorkerHandle
+from indexing.contract import PageReader, WorkerHandle
+from indexing.page_reader import SandboxPageReader
 from indexing.progress import console_logging
 from indexing.worker import EmbeddedWorker, ThreadHandle
-from ingest.pdf import PARSER_VERSION
+from ingest.pdf import PARSER_VERSION, PdfLimits
 from retrieval.embedder import Embedder, make_embedder
 from retrieval.store import ChunkStore, collection_name
 from settings import Settings
 
-__all__ = ["index_name", "make_embedder", "open_store", "start_in_thread"]
+__all__ = ["index_name", "make_embedder", "open_page_reader", "open_store", "start_in_thread"]
 
 
 def chunking_signature(settings: Settings) -> dict[str, object]:
@@ -51,3 +52,9 @@ def start_in_thread(
     embedded default), writing through the caller's already-locked ``store``."""
     console_logging()
     return ThreadHandle(EmbeddedWorker(settings, engine, store, embedder))
+
+
+def open_page_reader(settings: Settings) -> PageReader:
+    """The page reader: pages of the indexed PDFs drawn in sandboxed parser children of its own,
+    under the parser's limits (``settings.parser``)."""
+    return SandboxPageReader(PdfLimits.from_settings(settings.parser))

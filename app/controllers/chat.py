@@ -230,7 +230,10 @@ def _conversation_markdown(title: str, messages: list[dict[str, Any]]) -> str:
         lines += [m["text"], ""]
         for ref in m["references"]:
             pages = ", ".join(str(p) for p in ref["pages"])
-            lines.append(f"{ref['n']}. {ref['title']}{', p. ' + pages if pages else ''} — {ref['pdf_url']}")
+            reader = f"{ref['reader_url']} · " if ref.get("reader_url") else ""
+            lines.append(
+                f"{ref['n']}. {ref['title']}{', p. ' + pages if pages else ''} — {reader}{ref['pdf_url']}"
+            )
         lines.append("")
     return "\n".join(lines)
 
