@@ -15,20 +15,12 @@ from app.rendering import markdown_path
 from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
-from catalog import arxiv_ids, queries
-from catalog.institutions import institution_researchers
-from catalog.queries import (
-    FieldCount,
-    PaperDetail,
-    PaperSummary,
-    ResearcherProfile,
-    coauthor_network,
-    institution_detail,
-    paper_detail,
-    paper_path,
-    researcher_profile,
-)
+from catalog import arxiv_ids, researchers
+from catalog.institutions import institution_detail, institution_researchers
+from catalog.papers import PaperDetail, PaperSummary, paper_detail
+from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
 from catalog.row_ids import parse_row_id
+from catalog.urls import paper_path
 from retrieval.search import SearchResults
 
 
@@ -253,7 +245,7 @@ def paper_item(site: Site, p: PaperSummary) -> PaperItem:
     )  # fmt: skip
 
 
-def researcher_item(site: Site, r: queries.Namesake) -> ResearcherItem:
+def researcher_item(site: Site, r: researchers.Namesake) -> ResearcherItem:
     n = _namesake(site, r)
     return ResearcherItem(
         n.id, n.name, n.papers, n.h_index, n.citation_count, n.url,
@@ -261,7 +253,7 @@ def researcher_item(site: Site, r: queries.Namesake) -> ResearcherItem:
     )  # fmt: skip
 
 
-def _namesake(site: Site, n: queries.Namesake) -> Namesake:
+def _namesake(site: Site, n: researchers.Namesake) -> Namesake:
     i = n.institution
     return Namesake(
         id=n.id,

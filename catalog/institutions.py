@@ -1,4 +1,5 @@
-"""Institutions: name keys, resolution (internal id, ROR id, name, alias, acronym) and page queries.
+"""Institutions: name keys, resolution (internal id, ROR id, name, alias, acronym), the list and the
+institution page's queries.
 
 Every name an institution goes by is stored once more as an ``InstitutionName`` key (see
 :func:`institution_key`), so resolving a name is one indexed lookup. Results are plain dataclasses.
@@ -11,9 +12,10 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import func, select, union
+from sqlalchemy import exists, func, select, union
 from sqlalchemy.orm import Session
 
+from catalog.listing import Page, like_pattern
 from catalog.models import (
     Affiliation,
     Authorship,
@@ -24,8 +26,10 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import fold
-from catalog.queries import Namesake, Page, PaperSummary, authors_of, namesakes, researcher_path, slugify
+from catalog.papers import PaperSummary, authors_of
+from catalog.researchers import Namesake, namesakes
 from catalog.row_ids import looks_like_row_id, parse_row_id
+from catalog.urls import institution_path, researcher_path
 
 # ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
 _ROR_ID = re.compile(r"^(?:https?://)?(?:www\.)?(?:ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})/?$", re.I)
@@ -62,6 +66,52 @@ class InstitutionSummary:
     id: int
     name: str
     ror_id: str | None
+    city: str | None
+    country_name: str | None
+    papers: int
+
+    @property
+    def path(self) -> str:
+        return institution_path(self.id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionDetail:
+    id: int
+    ror_id: str | None
+    name: str
+    aliases: list[str]
+    acronyms: list[str]
+    types: list[str]
+    city: str | None
+    country_code: str | None
+    country_name: str | None
+    website: str | None
+    links: dict[str, object]
+    status: str | None
+    established: int | None
+    openalex_id: str | None
+    papers: int
+
+    @property
+    def path(self) -> str:
+        return institution_path(self.id, self.name)
+
+    @property
+    def ror_url(self) -> str | None:
+        return f"https://ror.org/{self.ror_id}" if self.ror_id else None
+
+    @property
+    def location(self) -> str | None:
+        parts = [p for p in (self.city, self.country_name) if p]
+        return ", ".join(parts) or None
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionRecord:
+    id: int
+    name: str
+    ror_id: str | None
     country_code: str | None
     country_name: str | None
     city: str | None
@@ -75,20 +125,16 @@ class InstitutionSummary:
     openalex_id: str | None = None
 
     @property
-    def slug(self) -> str:
-        return slugify(self.name)
-
-    @property
     def path(self) -> str:
-        return f"/institutions/{self.id}-{self.slug}"
+        return institution_path(self.id, self.name)
 
     @property
     def ror_url(self) -> str | None:
         return f"https://ror.org/{self.ror_id}" if self.ror_id else None
 
 
-def _summary(row: Institution) -> InstitutionSummary:
-    return InstitutionSummary(
+def _summary(row: Institution) -> InstitutionRecord:
+    return InstitutionRecord(
         id=row.id,
         name=row.name,
         ror_id=row.ror_id,
@@ -106,12 +152,12 @@ def _summary(row: Institution) -> InstitutionSummary:
     )
 
 
-def get_institution(session: Session, institution_id: int) -> InstitutionSummary | None:
+def get_institution(session: Session, institution_id: int) -> InstitutionRecord | None:
     row = session.get(Institution, institution_id)
     return _summary(row) if row else None
 
 
-def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionSummary]:
+def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionRecord]:
     """Institutions a reference may mean, best first.
 
     ``text`` may be an internal id (``"42"`` or ``"42-some-slug"``), a ROR id in any of its written
@@ -157,7 +203,7 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
     return [_summary(institution) for _, institution in ordered[:limit]]
 
 
-def resolve_institution(session: Session, text: str) -> InstitutionSummary | None:
+def resolve_institution(session: Session, text: str) -> InstitutionRecord | None:
     """The one institution ``text`` names (see :func:`find_institutions`), or None."""
     found = find_institutions(session, text, limit=1)
     return found[0] if found else None
@@ -260,7 +306,7 @@ def institution_researchers(
 
 def institutions_with_papers(
     session: Session, *, page: int = 1, size: int = 24
-) -> Page[tuple[InstitutionSummary, int]]:
+) -> Page[tuple[InstitutionRecord, int]]:
     """Institutions that have papers here, with their paper counts, most papers first (the list page)."""
     counts = (
         select(
@@ -280,3 +326,70 @@ def institutions_with_papers(
         .offset((page - 1) * size)
     ).all()
     return Page([(_summary(i), n) for i, n in rows], page, size, total)
+
+
+# -- the list and the institution page ------------------------------------------------------------
+
+
+def institution_detail(session: Session, institution_id: int) -> InstitutionDetail | None:
+    """The institution page's facts and its number of affiliated papers."""
+    i = session.execute(select(Institution).where(Institution.id == institution_id)).scalar_one_or_none()
+    if i is None:
+        return None
+    papers = session.execute(
+        select(func.count(func.distinct(Affiliation.paper_id))).where(Affiliation.institution_id == i.id)
+    ).scalar_one()
+    return InstitutionDetail(
+        id=i.id,
+        ror_id=i.ror_id,
+        name=i.name,
+        aliases=list(i.aliases or []),
+        acronyms=list(i.acronyms or []),
+        types=list(i.types or []),
+        city=i.city,
+        country_code=i.country_code,
+        country_name=i.country_name,
+        website=i.website,
+        links=dict(i.links or {}),
+        status=i.status,
+        established=i.established,
+        openalex_id=i.openalex_id,
+        papers=papers,
+    )
+
+
+def list_institutions(
+    session: Session, *, query: str | None, page: int, size: int
+) -> Page[InstitutionSummary]:
+    """Institutions with the most affiliated papers first, then by name; ``query`` matches any of
+    their names, aliases or acronyms."""
+    papers = func.count(func.distinct(Affiliation.paper_id)).label("papers")
+    statement = (
+        select(
+            Institution.id,
+            Institution.name,
+            Institution.ror_id,
+            Institution.city,
+            Institution.country_name,
+            papers,
+        )
+        .outerjoin(Affiliation, Affiliation.institution_id == Institution.id)
+        .group_by(
+            Institution.id, Institution.name, Institution.ror_id, Institution.city, Institution.country_name
+        )
+    )
+    counting = select(func.count()).select_from(Institution)
+    if query is not None and (pattern := like_pattern(query.replace("&", " and "))):  # as institution_key
+        matching = exists().where(
+            InstitutionName.institution_id == Institution.id, InstitutionName.name_key.like(pattern)
+        )
+        statement = statement.where(matching)
+        counting = counting.where(matching)
+    total = session.execute(counting).scalar_one()
+    rows = session.execute(
+        statement.order_by(papers.desc(), Institution.name, Institution.id)
+        .limit(size)
+        .offset((page - 1) * size)
+    )
+    items = [InstitutionSummary(r.id, r.name, r.ror_id, r.city, r.country_name, r.papers) for r in rows]
+    return Page(items, page, size, total)

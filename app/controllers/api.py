@@ -33,8 +33,9 @@ from app.documents import (
 from app.params import Category, InstitutionQuery, ResearcherQuery, checked_category
 from app.rendering import AppPages
 from app.services import DB
-from catalog.institutions import institution_papers
-from catalog.queries import list_institutions, list_researchers, newest_papers, researcher_papers
+from catalog.institutions import institution_papers, list_institutions
+from catalog.papers import newest_papers
+from catalog.researchers import list_researchers, researcher_papers
 
 PageNumber = Annotated[int, Parameter(ge=1, le=100_000, description="1-based page number")]
 PageSize = Annotated[int, Parameter(ge=1, le=100, description="Items per page (at most 100)")]

@@ -9,17 +9,17 @@ from sqlalchemy.orm import Session
 from app.rendering import Pages, Redirect, View, query_string
 from app.structured_data import organization
 from catalog.institutions import (
-    InstitutionSummary,
+    InstitutionRecord,
+    institution_detail,
     institution_papers,
     institution_researchers,
     resolve_institution,
     ror_id_of,
 )
-from catalog.queries import institution_detail
 from catalog.row_ids import looks_like_row_id
 
 
-def resolve(db: Session, ident: str) -> InstitutionSummary:
+def resolve(db: Session, ident: str) -> InstitutionRecord:
     """The institution ``ident`` names (see :func:`catalog.institutions.find_institutions`: among
     namesakes the display name, then active records, then most papers here win); 404 otherwise."""
     text = ident[4:] if ident[:4].lower() == "ror:" else ident

@@ -13,7 +13,8 @@ from app.rendering import Redirect, View
 from app.site import Site
 from app.structured_data import scholarly_article
 from catalog import arxiv_ids
-from catalog.queries import paper_detail, paper_path
+from catalog.papers import paper_detail
+from catalog.urls import paper_path
 
 # The id part of ``/papers/<id>-<slug>``; anything after the first hyphen that follows it is a slug.
 _NEW_STYLE = re.compile(r"(?P<id>\d{4}\.\d{4,5}(?:v\d+)?)(?:-(?P<slug>.*))?", re.ASCII | re.DOTALL)

@@ -12,7 +12,7 @@ from app.rendering import Pages, Redirect, View, query_string
 from app.structured_data import person
 from app.views.prose import ATTRIBUTION_PATH
 from catalog.enrichment import surviving_researcher_id
-from catalog.queries import coauthor_network, researcher_papers, researcher_profile
+from catalog.researchers import coauthor_network, researcher_papers, researcher_profile
 from catalog.row_ids import looks_like_row_id, parse_row_id
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from catalog.queries import paper_path, researcher_path, slugify
+from catalog.urls import paper_path, researcher_path, slugify
 
 
 @pytest.mark.parametrize(
