@@ -16,7 +16,7 @@ from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, researchers
-from catalog.institutions import institution_detail, institution_researchers
+from catalog.institutions import institution_researchers
 from catalog.papers import PaperDetail, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
 from catalog.row_ids import parse_row_id
@@ -375,9 +375,7 @@ def institution_id(db: Session, ident: str) -> int:
 
 def institution_document(db: Session, site: Site, ident: str) -> Institution:
     """The institution ``ident`` names (id, ROR id or name), as the API answers it; 404 otherwise."""
-    detail = institution_detail(db, institution_id(db, ident))
-    if detail is None:
-        raise NotFoundException(detail=f"There is no institution {ident!r}.")
+    detail = resolve(db, ident)
     return Institution(
         id=detail.id,
         name=detail.name,

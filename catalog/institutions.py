@@ -8,7 +8,7 @@ Every name an institution goes by is stored once more as an ``InstitutionName`` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -107,57 +107,33 @@ class InstitutionDetail:
         return ", ".join(parts) or None
 
 
-@dataclass(frozen=True, slots=True)
-class InstitutionRecord:
-    id: int
-    name: str
-    ror_id: str | None
-    country_code: str | None
-    country_name: str | None
-    city: str | None
-    website: str | None
-    status: str | None
-    types: list[str] = field(default_factory=list)
-    aliases: list[str] = field(default_factory=list)
-    acronyms: list[str] = field(default_factory=list)
-    links: dict[str, Any] = field(default_factory=dict)
-    established: int | None = None
-    openalex_id: str | None = None
-
-    @property
-    def path(self) -> str:
-        return institution_path(self.id, self.name)
-
-    @property
-    def ror_url(self) -> str | None:
-        return f"https://ror.org/{self.ror_id}" if self.ror_id else None
-
-
-def _summary(row: Institution) -> InstitutionRecord:
-    return InstitutionRecord(
+def _detail(row: Institution, papers: int) -> InstitutionDetail:
+    return InstitutionDetail(
         id=row.id,
-        name=row.name,
         ror_id=row.ror_id,
-        country_code=row.country_code,
-        country_name=row.country_name,
-        city=row.city,
-        website=row.website,
-        status=row.status,
-        types=list(row.types or []),
+        name=row.name,
         aliases=list(row.aliases or []),
         acronyms=list(row.acronyms or []),
+        types=list(row.types or []),
+        city=row.city,
+        country_code=row.country_code,
+        country_name=row.country_name,
+        website=row.website,
         links=dict(row.links or {}),
+        status=row.status,
         established=row.established,
         openalex_id=row.openalex_id,
+        papers=papers,
     )
 
 
-def get_institution(session: Session, institution_id: int) -> InstitutionRecord | None:
+def institution_detail(session: Session, institution_id: int) -> InstitutionDetail | None:
+    """The institution page's facts and its number of affiliated papers."""
     row = session.get(Institution, institution_id)
-    return _summary(row) if row else None
+    return _detail(row, count_institution_papers(session, row.id)) if row else None
 
 
-def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionRecord]:
+def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionDetail]:
     """Institutions a reference may mean, best first.
 
     ``text`` may be an internal id (``"42"`` or ``"42-some-slug"``), a ROR id in any of its written
@@ -171,13 +147,13 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
     head = text.partition("-")[0]
     if looks_like_row_id(head):  # an id (maybe beyond any row), never a name
         institution_id = parse_row_id(head)
-        found = get_institution(session, institution_id) if institution_id else None
+        found = institution_detail(session, institution_id) if institution_id else None
         return [found] if found else []
     ror_id = ror_id_of(text)
     if ror_id:
         row = session.execute(select(Institution).where(Institution.ror_id == ror_id)).scalar_one_or_none()
         if row is not None:
-            return [_summary(row)]
+            return [_detail(row, count_institution_papers(session, row.id))]
     keys = name_variants(text)
     rows = session.execute(
         select(Institution, InstitutionName.kind)
@@ -200,10 +176,10 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
         if held is None or rank < held[0]:
             best[institution.id] = (rank, institution)
     ordered = sorted(best.values(), key=lambda item: item[0])
-    return [_summary(institution) for _, institution in ordered[:limit]]
+    return [_detail(institution, papers.get(institution.id, 0)) for _, institution in ordered[:limit]]
 
 
-def resolve_institution(session: Session, text: str) -> InstitutionRecord | None:
+def resolve_institution(session: Session, text: str) -> InstitutionDetail | None:
     """The one institution ``text`` names (see :func:`find_institutions`), or None."""
     found = find_institutions(session, text, limit=1)
     return found[0] if found else None
@@ -304,58 +280,7 @@ def institution_researchers(
     return [replace(r, told=told.get(r.id)) for r in result]
 
 
-def institutions_with_papers(
-    session: Session, *, page: int = 1, size: int = 24
-) -> Page[tuple[InstitutionRecord, int]]:
-    """Institutions that have papers here, with their paper counts, most papers first (the list page)."""
-    counts = (
-        select(
-            Affiliation.institution_id.label("iid"),
-            func.count(func.distinct(Affiliation.paper_id)).label("n"),
-        )
-        .where(Affiliation.institution_id.is_not(None))
-        .group_by(Affiliation.institution_id)
-        .subquery()
-    )
-    total = session.execute(select(func.count()).select_from(counts)).scalar_one()
-    rows = session.execute(
-        select(Institution, counts.c.n)
-        .join(counts, counts.c.iid == Institution.id)
-        .order_by(counts.c.n.desc(), Institution.name, Institution.id)
-        .limit(size)
-        .offset((page - 1) * size)
-    ).all()
-    return Page([(_summary(i), n) for i, n in rows], page, size, total)
-
-
 # -- the list and the institution page ------------------------------------------------------------
-
-
-def institution_detail(session: Session, institution_id: int) -> InstitutionDetail | None:
-    """The institution page's facts and its number of affiliated papers."""
-    i = session.execute(select(Institution).where(Institution.id == institution_id)).scalar_one_or_none()
-    if i is None:
-        return None
-    papers = session.execute(
-        select(func.count(func.distinct(Affiliation.paper_id))).where(Affiliation.institution_id == i.id)
-    ).scalar_one()
-    return InstitutionDetail(
-        id=i.id,
-        ror_id=i.ror_id,
-        name=i.name,
-        aliases=list(i.aliases or []),
-        acronyms=list(i.acronyms or []),
-        types=list(i.types or []),
-        city=i.city,
-        country_code=i.country_code,
-        country_name=i.country_name,
-        website=i.website,
-        links=dict(i.links or {}),
-        status=i.status,
-        established=i.established,
-        openalex_id=i.openalex_id,
-        papers=papers,
-    )
 
 
 def list_institutions(

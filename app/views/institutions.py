@@ -9,8 +9,7 @@ from sqlalchemy.orm import Session
 from app.rendering import Pages, Redirect, View, query_string
 from app.structured_data import organization
 from catalog.institutions import (
-    InstitutionRecord,
-    institution_detail,
+    InstitutionDetail,
     institution_papers,
     institution_researchers,
     resolve_institution,
@@ -19,7 +18,7 @@ from catalog.institutions import (
 from catalog.row_ids import looks_like_row_id
 
 
-def resolve(db: Session, ident: str) -> InstitutionRecord:
+def resolve(db: Session, ident: str) -> InstitutionDetail:
     """The institution ``ident`` names (see :func:`catalog.institutions.find_institutions`: among
     namesakes the display name, then active records, then most papers here win); 404 otherwise."""
     text = ident[4:] if ident[:4].lower() == "ror:" else ident
@@ -41,16 +40,13 @@ def institution_view(
 ) -> View | Redirect:
     """The institution page for ``ident``; a Redirect when ``requested`` is another spelling of its
     address (None: no address was requested, as for an MCP tool)."""
-    found = resolve(db, ident)
-    if requested is not None and requested != found.path:
-        return Redirect(found.path + query_string(page=page))
-    detail = institution_detail(db, found.id)
-    if detail is None:  # deleted between the two statements
-        raise NotFoundException(detail=f"There is no institution with id {found.id}.")
-    listing = institution_papers(db, found.id, page=page, size=pages.settings.server.page_size)
+    detail = resolve(db, ident)
+    if requested is not None and requested != detail.path:
+        return Redirect(detail.path + query_string(page=page))
+    listing = institution_papers(db, detail.id, page=page, size=pages.settings.server.page_size)
     if page > listing.pages:
         raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
-    people = institution_researchers(db, found.id, limit=30)
+    people = institution_researchers(db, detail.id, limit=30)
     where = f" ({detail.location})" if detail.location else ""
     return View(
         template="institution",
