@@ -26,7 +26,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import fold
-from catalog.papers import PaperSummary, authors_of
+from catalog.papers import PaperSummary, newest_page
 from catalog.researchers import Namesake, namesakes
 from catalog.row_ids import looks_like_row_id, parse_row_id
 from catalog.urls import institution_path, researcher_path
@@ -203,23 +203,7 @@ def institution_papers(
 ) -> Page[PaperSummary]:
     """Papers with at least one author affiliated with the institution, newest first."""
     total = count_institution_papers(session, institution_id)
-    rows = session.execute(
-        select(
-            Paper.id, Paper.arxiv_id, Paper.title, Paper.abstract, Paper.primary_category, Paper.activity_on
-        )
-        .where(Paper.id.in_(_paper_ids(institution_id)))
-        .order_by(Paper.activity_on.desc().nulls_last(), Paper.id.desc())
-        .limit(size)
-        .offset((page - 1) * size)
-    ).all()
-    authors = authors_of(session, [r.id for r in rows])
-    items = [
-        PaperSummary(
-            r.arxiv_id, r.title, r.abstract, authors.get(r.id, []), r.primary_category, r.activity_on
-        )
-        for r in rows
-    ]
-    return Page(items, page, size, total)
+    return newest_page(session, Paper.id.in_(_paper_ids(institution_id)), total=total, page=page, size=size)
 
 
 @dataclass(frozen=True, slots=True)

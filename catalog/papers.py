@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, bindparam, exists, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, bindparam, exists, func, literal, or_, select
 from sqlalchemy.orm import Session
 
 from catalog.listing import Page
@@ -158,23 +158,35 @@ def _summaries(
     ]
 
 
+def newest_summaries(
+    session: Session, *where: ColumnElement[bool], limit: int, offset: int = 0
+) -> list[PaperSummary]:
+    """The papers matching ``where`` by their latest known activity (announcement or newest version),
+    newest first: every list of papers on the site (newest, a category's, a researcher's, an
+    institution's, a follow list's feed) is one of these."""
+    statement = _summary_columns().where(*where).order_by(*_NEWEST).limit(limit).offset(offset)
+    return _summaries(session, statement)
+
+
+def newest_page(
+    session: Session, *where: ColumnElement[bool], total: int, page: int, size: int
+) -> Page[PaperSummary]:
+    """Page ``page`` of :func:`newest_summaries` (``total``: how many papers match ``where``)."""
+    return Page(newest_summaries(session, *where, limit=size, offset=(page - 1) * size), page, size, total)
+
+
 def newest_papers(
     session: Session, *, page: int, size: int, category: str | None = None
 ) -> Page[PaperSummary]:
-    """Papers by their latest known activity (announcement or newest version), newest first;
-    with ``category``, the papers listed in that category (primary or cross-list)."""
-    statement = _summary_columns().order_by(*_NEWEST).limit(size).offset((page - 1) * size)
+    """Papers newest first; with ``category``, the papers listed in that category (primary or
+    cross-list)."""
     if category is None:
-        total = count_papers(session)
-    else:
-        in_category = exists().where(PaperCategory.paper_id == Paper.id, PaperCategory.category == category)
-        statement = statement.where(in_category)
-        total = session.execute(
-            select(func.count(func.distinct(PaperCategory.paper_id))).where(
-                PaperCategory.category == category
-            )
-        ).scalar_one()
-    return Page(_summaries(session, statement), page, size, total)
+        return newest_page(session, total=count_papers(session), page=page, size=size)
+    in_category = exists().where(PaperCategory.paper_id == Paper.id, PaperCategory.category == category)
+    total = session.execute(
+        select(func.count(func.distinct(PaperCategory.paper_id))).where(PaperCategory.category == category)
+    ).scalar_one()
+    return newest_page(session, in_category, total=total, page=page, size=size)
 
 
 def authors_of(session: Session, paper_ids: list[int]) -> dict[int, list[AuthorRef]]:

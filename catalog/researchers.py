@@ -25,7 +25,7 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import display_name, person_key
-from catalog.papers import _NEWEST, PaperSummary, _summaries, _summary_columns
+from catalog.papers import PaperSummary, newest_page, newest_summaries
 from catalog.urls import institution_path, researcher_path
 
 # Papers with more authors than this are left out of co-author pictures (same bound as the resolver's
@@ -424,8 +424,7 @@ def researcher_papers(
             exists().where(PaperCategory.paper_id == Paper.id, PaperCategory.category == category)
         )
     total = session.execute(select(func.count()).select_from(Paper).where(*conditions)).scalar_one()
-    statement = _summary_columns().where(*conditions).order_by(*_NEWEST).limit(size).offset((page - 1) * size)
-    return Page(_summaries(session, statement), page, size, total)
+    return newest_page(session, *conditions, total=total, page=page, size=size)
 
 
 def papers_by_researchers(
@@ -435,8 +434,7 @@ def papers_by_researchers(
     if not researcher_ids:
         return []
     authored = select(Authorship.paper_id).where(Authorship.researcher_id.in_(list(researcher_ids)))
-    statement = _summary_columns().where(Paper.id.in_(authored)).order_by(*_NEWEST).limit(limit)
-    return _summaries(session, statement)
+    return newest_summaries(session, Paper.id.in_(authored), limit=limit)
 
 
 def coauthor_network(session: Session, researcher_id: int, *, limit: int = 16) -> Network | None:
