@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from catalog.db import as_date
 from catalog.models import Affiliation, Authorship, Institution, Paper, Researcher
@@ -26,6 +27,33 @@ class SitemapChunk:
     lastmod: dt.date | None
 
 
+# Researchers and institutions have a page once a paper here names them: for each, its path, its id
+# and name columns, and the link table's columns for its id and the paper's (authorships, affiliations).
+_Linked = tuple[
+    Callable[[int, str], str],
+    InstrumentedAttribute[int],
+    InstrumentedAttribute[str],
+    InstrumentedAttribute[int | None],
+    InstrumentedAttribute[int],
+]
+_LINKED: dict[str, _Linked] = {
+    "researchers": (
+        researcher_path,
+        Researcher.id,
+        Researcher.display_name,
+        Authorship.researcher_id,
+        Authorship.paper_id,
+    ),
+    "institutions": (
+        institution_path,
+        Institution.id,
+        Institution.name,
+        Affiliation.institution_id,
+        Affiliation.paper_id,
+    ),
+}
+
+
 def sitemap_chunks(session: Session, size: int) -> list[SitemapChunk]:
     """The non-empty child sitemaps: each kind split by id range into files of at most ``size`` URLs.
 
@@ -37,24 +65,16 @@ def sitemap_chunks(session: Session, size: int) -> list[SitemapChunk]:
         select(paper_chunk, func.max(Paper.modified_at)).group_by(paper_chunk).order_by(paper_chunk)
     ):
         chunks.append(SitemapChunk("papers", int(number) + 1, as_date(lastmod)))
-    researcher_chunk = ((Authorship.researcher_id - 1) // size).label("chunk")
-    for rnumber, lastmod in session.execute(
-        select(researcher_chunk, func.max(Paper.modified_at))
-        .join(Paper, Paper.id == Authorship.paper_id)
-        .where(Authorship.researcher_id.is_not(None))
-        .group_by(researcher_chunk)
-        .order_by(researcher_chunk)
-    ):
-        chunks.append(SitemapChunk("researchers", int(rnumber or 0) + 1, as_date(lastmod)))
-    institution_chunk = ((Affiliation.institution_id - 1) // size).label("chunk")
-    for inumber, lastmod in session.execute(
-        select(institution_chunk, func.max(Paper.modified_at))
-        .join(Paper, Paper.id == Affiliation.paper_id)
-        .where(Affiliation.institution_id.is_not(None))
-        .group_by(institution_chunk)
-        .order_by(institution_chunk)
-    ):
-        chunks.append(SitemapChunk("institutions", int(inumber or 0) + 1, as_date(lastmod)))
+    for kind, (_, _, _, link, link_paper) in _LINKED.items():
+        chunk = ((link - 1) // size).label("chunk")
+        for linked_number, lastmod in session.execute(
+            select(chunk, func.max(Paper.modified_at))
+            .join(Paper, Paper.id == link_paper)
+            .where(link.is_not(None))
+            .group_by(chunk)
+            .order_by(chunk)
+        ):
+            chunks.append(SitemapChunk(kind, int(linked_number or 0) + 1, as_date(lastmod)))
     return chunks
 
 
@@ -70,30 +90,17 @@ def sitemap_entries(session: Session, kind: str, number: int, size: int) -> list
                 .order_by(Paper.id)
             )
         ]
-    if kind == "researchers":
-        latest = func.max(Paper.modified_at)
-        return [
-            SitemapEntry(researcher_path(rid, name), as_date(modified))
-            for rid, name, modified in session.execute(
-                select(Researcher.id, Researcher.display_name, latest)
-                .join(Authorship, Authorship.researcher_id == Researcher.id)
-                .join(Paper, Paper.id == Authorship.paper_id)
-                .where(Researcher.id.between(low, high))
-                .group_by(Researcher.id, Researcher.display_name)
-                .order_by(Researcher.id)
-            )
-        ]
-    if kind == "institutions":
-        latest = func.max(Paper.modified_at)
-        return [
-            SitemapEntry(institution_path(iid, name), as_date(modified))
-            for iid, name, modified in session.execute(
-                select(Institution.id, Institution.name, latest)
-                .join(Affiliation, Affiliation.institution_id == Institution.id)
-                .join(Paper, Paper.id == Affiliation.paper_id)
-                .where(Institution.id.between(low, high))
-                .group_by(Institution.id, Institution.name)
-                .order_by(Institution.id)
-            )
-        ]
-    return []
+    if kind not in _LINKED:
+        return []
+    path, row_id, name, link, link_paper = _LINKED[kind]
+    return [
+        SitemapEntry(path(rid, shown), as_date(modified))
+        for rid, shown, modified in session.execute(
+            select(row_id, name, func.max(Paper.modified_at))
+            .join(link.class_, link == row_id)
+            .join(Paper, Paper.id == link_paper)
+            .where(row_id.between(low, high))
+            .group_by(row_id, name)
+            .order_by(row_id)
+        )
+    ]
