@@ -16,7 +16,8 @@ from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, researchers
-from catalog.institutions import institution_researchers
+from catalog.institutions import InstitutionSummary, institution_researchers
+from catalog.listing import Page
 from catalog.papers import PaperDetail, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
 from catalog.row_ids import parse_row_id
@@ -251,6 +252,24 @@ def researcher_item(site: Site, r: researchers.Namesake) -> ResearcherItem:
         n.id, n.name, n.papers, n.h_index, n.citation_count, n.url,
         n.first_year, n.last_year, n.categories, n.coauthors, n.institution,
     )  # fmt: skip
+
+
+def paper_list(site: Site, listing: Page[PaperSummary]) -> PaperList:
+    items = [paper_item(site, p) for p in listing.items]
+    return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
+
+
+def researcher_list(site: Site, listing: Page[researchers.Namesake]) -> ResearcherList:
+    items = [researcher_item(site, r) for r in listing.items]
+    return ResearcherList(items, listing.page, listing.size, listing.total, listing.pages)
+
+
+def institution_list(site: Site, listing: Page[InstitutionSummary]) -> InstitutionList:
+    items = [
+        InstitutionItem(i.id, i.name, i.ror_id, i.city, i.country_name, i.papers, site.url(i.path))
+        for i in listing.items
+    ]
+    return InstitutionList(items, listing.page, listing.size, listing.total, listing.pages)
 
 
 def _namesake(site: Site, n: researchers.Namesake) -> Namesake:
