@@ -29,7 +29,7 @@ from catalog.names import fold
 from catalog.papers import PaperSummary, newest_page
 from catalog.researchers import Namesake, namesakes
 from catalog.row_ids import looks_like_row_id, parse_row_id
-from catalog.urls import institution_path, researcher_path
+from catalog.urls import institution_path, researcher_path, row_ident
 
 # ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
 _ROR_ID = re.compile(r"^(?:https?://)?(?:www\.)?(?:ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})/?$", re.I)
@@ -144,7 +144,7 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
     text = text.strip()
     if not text:
         return []
-    head = text.partition("-")[0]
+    head = row_ident(text)
     if looks_like_row_id(head):  # an id (maybe beyond any row), never a name
         institution_id = parse_row_id(head)
         found = institution_detail(session, institution_id) if institution_id else None

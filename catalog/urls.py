@@ -2,7 +2,8 @@
 institutions (the pages, the JSON API, markdown, sitemaps and chat's citations all link with these).
 
 A path is ``/<kind>/<id>-<slug>``; the slug is only for people reading it, so a stale one costs a 301
-to the canonical address, never a 404.
+to the canonical address, never a 404. Reading an address back starts here too: :func:`paper_ident`
+and :func:`row_ident` take the id part off the last segment.
 """
 
 from __future__ import annotations
@@ -12,6 +13,12 @@ import re
 from catalog.text import transliterate
 
 _SLUG = re.compile(r"[^a-z0-9]+")
+# The id part of ``/papers/<id>-<slug>``; anything after the first hyphen that follows it is a slug.
+_NEW_STYLE = re.compile(r"(?P<id>\d{4}\.\d{4,5}(?:v\d+)?)(?:-(?P<slug>.*))?", re.ASCII | re.DOTALL)
+_OLD_STYLE = re.compile(
+    r"(?P<id>[A-Za-z]+(?:-[A-Za-z]+)?(?:\.[A-Za-z-]+)?/\d{7}(?:v\d+)?)(?:-(?P<slug>.*))?",
+    re.ASCII | re.DOTALL,
+)
 
 
 def slugify(text: str, limit: int = 80) -> str:
@@ -34,3 +41,17 @@ def researcher_path(researcher_id: int, name: str) -> str:
 
 def institution_path(institution_id: int, name: str) -> str:
     return f"/institutions/{institution_id}-{slugify(name)}"
+
+
+def paper_ident(ident: str) -> str:
+    """The arXiv id written at the start of a paper address's ``<id>-<slug>`` (``"2401.01234v2-a-title"``
+    → ``"2401.01234v2"``, ``"hep-th/9901001-x"`` → ``"hep-th/9901001"``); ``ident`` itself when it
+    starts with no id, for the id parser to say what is wrong with it."""
+    match = _NEW_STYLE.fullmatch(ident) or _OLD_STYLE.fullmatch(ident)
+    return match["id"] if match else ident
+
+
+def row_ident(ident: str) -> str:
+    """The id part of a researcher's or institution's ``<id>-<name>`` (``"42-ada-lovelace"`` → ``"42"``),
+    still to be parsed (:mod:`catalog.row_ids`): a name with no id comes back up to its first hyphen."""
+    return ident.partition("-")[0]

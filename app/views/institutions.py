@@ -16,6 +16,7 @@ from catalog.institutions import (
     ror_id_of,
 )
 from catalog.row_ids import looks_like_row_id
+from catalog.urls import row_ident
 
 
 def resolve(db: Session, ident: str) -> InstitutionDetail:
@@ -27,7 +28,7 @@ def resolve(db: Session, ident: str) -> InstitutionDetail:
         return found
     if ror_id := ror_id_of(text):
         raise NotFoundException(detail=f"No institution with ROR id {ror_id} is in this archive.")
-    if looks_like_row_id(head := text.partition("-")[0]):
+    if looks_like_row_id(head := row_ident(text)):
         raise NotFoundException(detail=f"There is no institution with id {head}.")
     raise NotFoundException(
         detail=f"No institution is called “{ident}”. Institution addresses look like "
