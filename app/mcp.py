@@ -69,7 +69,7 @@ from app.views.researchers import researcher_view
 from app.views.search import search_request, search_view
 from catalog import arxiv_ids
 from catalog.indexing import paper_status
-from catalog.queries import PaperDetail
+from catalog.papers import PaperDetail
 from chat.pipeline import Outcome
 from coordination.limits import LimitExceeded
 from retrieval.fulltext import Passage, outline, paper_passages

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.admission import WorkGate
 from app.readiness import Check, Readiness
 from catalog.db import make_engine, session_factory, transaction
-from catalog.queries import count_papers
+from catalog.papers import count_papers
 from chat.llm import LLM, ModelChoice, make_llm
 from chat.pipeline import Chat
 from chat.runtime import LocalLLM, RuntimeStatus, port_answers_at

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalog.queries import reader_quote
+from catalog.urls import reader_quote
 from chat.sentences import split
 from ingest.pdf import PdfLimits, parse_pdf
 from ingest.pdf.extract import page_view

@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from catalog.queries import paper_path, reader_path
+from catalog.urls import paper_path, reader_path
 from chat.quotes import PER_PASSAGE, Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
 from chat.sentences import split
 from retrieval.embedder import Embedder

@@ -44,7 +44,7 @@ from app.negotiation import accept_qualities, is_json
 from app.rendering import MARKDOWN_MEDIA_TYPE
 from app.services import AppServices
 from catalog.db import transaction
-from catalog.queries import paper_summaries
+from catalog.papers import paper_summaries
 from catalog.text import VISIBLE_PATTERN
 from chat import conversations
 from chat.pipeline import Event, Outcome

@@ -15,7 +15,7 @@ from app.errors import PaperNotHarvested
 from app.rendering import Redirect, View
 from app.views.papers import parse_paper_ident
 from catalog.indexing import PaperPdf, paper_pdf
-from catalog.queries import paper_path, reader_path, reader_quote
+from catalog.urls import paper_path, reader_path, reader_quote
 from indexing.contract import PageReader, PageUnavailable, PageView
 
 MAX_PAGE = 100_000

@@ -12,8 +12,8 @@ from markupsafe import Markup, escape
 from app.indexing_status import summary
 from app.rendering import View, md_escape, query_string
 from app.services import Services
-from catalog.queries import paper_path, reader_path, researcher_path
 from catalog.search_queries import SearchFilters
+from catalog.urls import paper_path, reader_path, researcher_path
 from retrieval.search import (
     MODES,
     SORTS,

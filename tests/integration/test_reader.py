@@ -18,7 +18,7 @@ from sqlalchemy import select
 from app.main import create_app
 from catalog.db import make_engine, transaction
 from catalog.models import FullText, Paper
-from catalog.queries import reader_path
+from catalog.urls import reader_path
 from ingest.pdf.extract import quote_rects, render_page
 from settings import SHARED_DATA
 from tests.integration.browse_catalogue import built

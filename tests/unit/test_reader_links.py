@@ -12,8 +12,8 @@ from app.rendering import Redirect, View
 from app.views.reader import boxes, page_of
 from app.views.search import snippet_quote, snippet_reader
 from catalog.indexing import PaperPdf
-from catalog.queries import READER_QUOTE_CHARS, reader_path
 from catalog.search_queries import ResultPaper
+from catalog.urls import READER_QUOTE_CHARS, reader_path
 from indexing.contract import PageView
 from retrieval.search import SearchHit, Snippet
 
