@@ -297,7 +297,8 @@ def _check(
         return fail("direction", "the passage states the opposite direction")
     swapped = _antonym(terms(claim), terms(window.text))
     if swapped:
-        return fail("direction", f"the passage says {swapped[1]!r} where this says {swapped[0]!r}")
+        said, says = _word(swapped[1], window.text), _word(swapped[0], claim)
+        return fail("direction", f"the passage says {said!r} where this says {says!r}")
     if _order_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
     if _negated(claim, wanted) != _negated(_best_sentence(window.text, wanted, claim), wanted):
@@ -437,7 +438,8 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         # error" against "4.82% … error on … the test set").
         contrast = _antonym(_sentence_terms(claim, value.start), _sentence_terms(passage, stated.start))
         if contrast:
-            return f"the passage gives {value.text} for {contrast[1]!r}, not {contrast[0]!r}"
+            said, says = _word(contrast[1], passage), _word(contrast[0], claim)
+            return f"the passage gives {value.text} for {said!r}, not {says!r}"
         rivals = [
             (score(v), v)
             for v in passage_values
@@ -601,6 +603,15 @@ def _directions(text: str) -> set[int]:
                 )
                 found.add(-_DIRECTION[t] if negated else _DIRECTION[t])
     return found
+
+
+def _word(stem: str, text: str) -> str:
+    """The first word of ``text`` with this stem, as written ("validation" for "valid"): what a
+    reader is shown; the stem itself when none is found."""
+    for word in re.findall(r"[^\W\d_][\w-]*", text):
+        if term_list(word) == [stem]:
+            return word
+    return stem
 
 
 def _antonym(mine: set[str], theirs: set[str]) -> tuple[str, str] | None:

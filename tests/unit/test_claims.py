@@ -147,3 +147,14 @@ def test_numbers_listed_in_parallel_clauses_keep_their_own_words(claim: str, sta
         "64% on the noisy split with the large encoder)."
     )
     assert check_claim(claim, passage).supported is stated
+
+
+def test_a_failure_names_the_words_as_written_not_their_stems() -> None:
+    passage = (
+        "Figure 4: comparison on the provided validation set. *BN-Inception ensemble has reached 4.82% "
+        "top-5 error on the images of the test set of the ImageNet."
+    )
+    qualified = check_claim("The ensemble reaches 4.82% top-5 validation error on ImageNet.", passage, None)
+    assert qualified.reason == "the passage gives 4.82% for 'test', not 'validation'"
+    turned = check_claim("The loss increases with more layers.", "The loss decreases with more layers.", None)
+    assert turned.reason == "the passage says 'decreases' where this says 'increases'"
