@@ -143,8 +143,11 @@ async def _charge_quota(connection: ASGIConnection[Any, Any, Any, Any], actor: A
 
 
 def state_markdown(state: FullTextState) -> str:
-    """The state as a markdown paragraph (the MCP tool, the paper page's markdown)."""
-    lines = [f"Full text of arXiv:{state.arxiv_id}: **{state.state}**. {state.message}"]
+    """The state as markdown (the MCP tool's answer)."""
+    lines = [
+        f"Full text of arXiv:{state.arxiv_id}: **{state.state}**. {state.message}",
+        f"Paper: <{state.paper_url}>",
+    ]
     if state.state in PENDING:
         lines.append(
             "It is fetched, parsed and indexed in the background; ask again (or read the paper's "

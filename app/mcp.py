@@ -393,6 +393,7 @@ class AgentServer:
                 raise ToolError(
                     f"Over your full-text quota ({exc.what}); try again in {exc.retry_after_header} s."
                 ) from exc
+            state.paper_url = self.pages.site.url(state.paper_url)  # absolute, as every tool's URLs
             return _result(full_texts.state_markdown(state), FullTextState, state)
 
         @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
