@@ -3,10 +3,10 @@
 ``GET`` answers the paper's full-text state as JSON (anyone; the paper page polls it while a fetch
 is under way). ``POST`` asks for the full text: a signed-in person (the paper page's form, or
 ``fetch`` with the CSRF header) or a bearer token with the ``fulltext`` scope. It answers 202 with
-the state (200 when the full text is already indexed); asks for a paper already queued or running
-coalesce into that one. The page's form (a form body, no JavaScript) gets a 303 back to the paper
-page instead. 404 for an id that is not one or a paper the catalogue does not have; 429 with
-``Retry-After`` over the daily quota.
+the state (``requested`` says whether this ask queued a fetch); asks for a paper already queued,
+running or indexed coalesce into that one and cost nothing. The page's form (a form body, no
+JavaScript) gets a 303 back to the paper page instead. 404 for an id that is not one or a paper
+the catalogue does not have; 429 with ``Retry-After`` over the daily quota.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from litestar import Request, Response, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import PathParameter
 from litestar.response import Redirect
-from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED, HTTP_303_SEE_OTHER
+from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_303_SEE_OTHER
 
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.fulltext import SCOPE, FullTextState, read_state, request_full_text
@@ -31,8 +31,8 @@ _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 _ASK = (
     "Queue the paper's PDF to be fetched from arXiv, parsed and indexed. Needs a signed-in session "
     "(with the CSRF token) or a bearer token with the `fulltext` scope. 202 with the state (`queued` "
-    "with its position, or the state of the fetch already under way: asks coalesce); 200 when the "
-    "full text is already indexed; 429 with `Retry-After` over the daily quota."
+    "with its position, or the state of the fetch already under way or done: asks coalesce, and "
+    "`requested` says whether this one queued a fetch); 429 with `Retry-After` over the daily quota."
 )
 _STATE = (
     "Whether the paper's full text is held, and where getting it has got: `none`, `queued` (with "
@@ -46,7 +46,7 @@ async def _ask(request: Request[Any, Any, Any], services: AppServices, raw: str)
         qualities = accept_qualities(request.headers.get("accept", ""))
         if qualities.get("application/json", 0.0) <= qualities.get("text/html", 0.0):
             return Redirect(f"{state.paper_url}#full-text", status_code=HTTP_303_SEE_OTHER)
-    return Response(state, status_code=HTTP_200_OK if state.held else HTTP_202_ACCEPTED)
+    return Response(state, status_code=HTTP_202_ACCEPTED)
 
 
 @post(

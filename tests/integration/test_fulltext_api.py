@@ -161,9 +161,9 @@ def test_a_token_asks_and_the_paper_goes_queued_to_indexed_and_the_chat_cites_it
     paper = site.get(f"/api/papers/{REAL}").json()
     assert paper["full_text"]["state"] == "indexed"
     assert "Full text indexed (11 pages)" in site.get(f"/papers/{REAL}").text
-    # Asking again costs nothing and changes nothing: 200, the state as it is.
+    # Asking again costs nothing and changes nothing: the state as it is.
     again = site.ask(REAL, site.token({"fulltext"}))
-    assert again.status_code == 200 and again.json()["requested"] is False and site.arxiv.asked(REAL) == 1
+    assert again.status_code == 202 and again.json()["requested"] is False and site.arxiv.asked(REAL) == 1
 
     chat = httpx.post(
         f"{site.base}/api/chat",
