@@ -162,7 +162,16 @@ def test_every_unsafe_route_refuses_nested_bodies_and_huge_ids_clearly(site: Sig
     for method, template in routes:
         for raw_id in HUGE_IDS:
             path = template
-            for name in ("token_id", "identity_id", "researcher_id", "ref", "provider"):
+            for name in (
+                "token_id",
+                "identity_id",
+                "researcher_id",
+                "ref",
+                "provider",
+                "arxiv_id",
+                "archive",
+                "number",
+            ):
                 path = path.replace("{" + name + "}", raw_id)
             assert "{" not in path, f"a path parameter this test does not fill: {template}"
             for what, body in bodies.items():
