@@ -619,6 +619,12 @@ class ChatSettings(_Section):
     chat_ping_seconds: float = Field(
         15.0, gt=0, le=15, description="Seconds between comment pings on an idle answer stream."
     )
+    chat_warm_up: bool | None = Field(
+        None,
+        description="Gather the evidence for one question when the app starts (in the background), so "
+        "the first reader's key quotes do not wait for the indexes and the embedder to load. Empty: "
+        "on, except in `test`.",
+    )
 
 
 class LocalLLMSettings(_Section):
@@ -769,6 +775,12 @@ class Settings:
     def local_llm_enabled(self) -> bool:
         if self.local_llm.local_llm_enabled is not None:
             return self.local_llm.local_llm_enabled
+        return self.core.environment != "test"
+
+    @property
+    def chat_warm_up(self) -> bool:
+        if self.chat.chat_warm_up is not None:
+            return self.chat.chat_warm_up
         return self.core.environment != "test"
 
     @property

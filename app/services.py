@@ -6,6 +6,7 @@ Handlers never build clients: they ask for ``db`` (a request-scoped catalogue se
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class Services:
     search_gate: WorkGate = field(init=False)
     # What ``/readyz`` checks; a new dependency registers its check where its client is opened.
     readiness: Readiness = field(init=False)
+    # Loads what the first chat turn needs, in the background (see ``warm_up``).
+    warming: threading.Thread | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         conf = self.settings.search
@@ -164,7 +167,15 @@ class Services:
         """Queue the fetch → parse → index job of a catalogue paper's PDF (see app.fulltext)."""
         await queue_full_text(self.settings, self.engine, arxiv_id, self.store.name)
 
+    def warm_up(self) -> None:
+        """The chat's warm-up (:meth:`chat.pipeline.Chat.warm_up`) in a thread: the pages are up
+        meanwhile, and the first reader's key quotes come at full speed."""
+        self.warming = threading.Thread(target=self.chat.warm_up, name="chat-warm-up", daemon=True)
+        self.warming.start()
+
     def close(self) -> None:
+        if self.warming is not None:
+            self.warming.join(timeout=30)  # it reads the stores closed below
         if self.worker is not None:
             self.worker.stop()
         if self.search is not None:
@@ -180,6 +191,8 @@ def lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         app.state.services = services
         if services.local_llm is not None:
             await services.local_llm.start()  # returns at once; installs and starts in the background
+        if settings.chat_warm_up:
+            services.warm_up()
         try:
             yield
         finally:

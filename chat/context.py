@@ -19,6 +19,8 @@ page's chunks best first. Then, with no model involved:
    small model reads less), each passage is cut to its best quote and that many sentences around it.
 5. **Packed** best first while the texts fit the token budget; each passage gets an opaque key
    (``S1``…) that the server maps to its chunk ids, paper, version and pages.
+6. **Key quotes shown** from every judged passage, not only the packed ones: the passage of a quote
+   the model does not read is shown too, marked unread (the model cannot cite it).
 
 Hidden text (white, tiny, invisible) never reaches a passage: the PDF parser sets it aside before
 chunking (:mod:`ingest.pdf.extract`), so chunks hold only what a reader sees.
@@ -40,6 +42,7 @@ from retrieval.tokens import count_tokens
 from settings import ChatSettings
 
 CANDIDATE_PAGES = 30  # pages, best first, whose chunks are judged (the budget fills long before)
+KEY_QUOTES = 3  # key quotes shown
 _SPACE = re.compile(r"\s+")
 # Text in a passage that could pass for our own markup: a citation key or the passage markers.
 _FORGED = re.compile(r"\[\s*S\d+\s*\]|<<<\s*PASSAGES|PASSAGES\s*>>>", re.IGNORECASE)
@@ -76,6 +79,7 @@ class KeyedPassage:
     kind: str  # "body"
     coverage: float  # share of the question's content words in the text
     pdf_url: str = ""  # the paper's PDF, without a page fragment
+    read: bool = True  # given to the model (False: shown for a key quote only; the model cannot cite it)
 
     @property
     def paper_url(self) -> str:
@@ -98,13 +102,19 @@ class KeyedPassage:
             "quote": self.text,
             "paper_url": self.paper_url,
             "pdf_url": self.page_url,
+            "read_by_model": self.read,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    passages: list[KeyedPassage]
+    passages: list[KeyedPassage]  # those the model reads first, then any shown for a key quote only
     quotes: list[Quote]  # best first; keys and offsets refer to ``passages``
+
+    @property
+    def read(self) -> list[KeyedPassage]:
+        """The passages the model reads."""
+        return [p for p in self.passages if p.read]
 
 
 @dataclass(slots=True)
@@ -193,18 +203,29 @@ def gather(
     # Passages holding the best quotes first; the page order breaks ties.
     order = sorted(range(len(pieces)), key=lambda i: (-best.get(str(i), 0.0), pieces[i].rank))
     chosen = _pack([pieces[i] for i in order], budget, conf.chat_passages)
-    passages, found = [], []
-    label = {id(p): str(i) for i, p in enumerate(pieces)}  # the key quotes were found under
+    passages: list[KeyedPassage] = []
+    given: dict[int, tuple[KeyedPassage, int]] = {}  # piece → its passage and where its text starts
     for n, (piece, text, offset) in enumerate(chosen, start=first_key):
         passage = _keyed(f"S{n}", piece, text, coverage(wanted, text, ranking.weights))
         passages.append(passage)
-        for quote in quotes:
-            if quote.key == label[id(piece)] and offset <= quote.start and quote.end - offset <= len(text):
-                found.append(
-                    replace(quote, key=passage.key, start=quote.start - offset, end=quote.end - offset)
-                )
-    found.sort(key=lambda q: -q.score)
-    return Gathered(passages, found[:3])
+        given[id(piece)] = passage, offset
+    # The key quotes come from every passage that cleared the threshold, not only from those the
+    # model reads (a small model reads few): a quote's passage the model does not read is shown
+    # beside the others, keyed after them and marked unread, so the model cannot cite it.
+    found: list[Quote] = []
+    for quote in quotes:  # best first
+        if len(found) == KEY_QUOTES:
+            break
+        piece = pieces[int(quote.key)]
+        if id(piece) not in given:
+            key = f"S{first_key + len(passages)}"
+            shown = replace(_keyed(key, piece, piece.text, piece.coverage), read=False)
+            passages.append(shown)
+            given[id(piece)] = shown, 0
+        passage, offset = given[id(piece)]
+        if offset <= quote.start and quote.end - offset <= len(passage.text):
+            found.append(replace(quote, key=passage.key, start=quote.start - offset, end=quote.end - offset))
+    return Gathered(passages, found)
 
 
 def _pack(pieces: Sequence[_Piece], budget: Budget, most: int) -> list[tuple[_Piece, str, int]]:

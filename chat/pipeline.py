@@ -56,6 +56,7 @@ NO_SEARCH = "Search is not available on this server right now."
 FAILED = "Something went wrong while answering; the passages shown are still valid."
 ECHO = "The answer was stopped: it began to repeat the assistant's instructions."
 CONDENSE_TOKENS = 96
+WARM_UP_QUESTION = "How is the proposed model trained and evaluated?"
 _KEY = re.compile(r"^\[S(\d+)\]", re.MULTILINE)  # a passage's key where the prompt lists it
 _RULES = [
     " ".join(line.lstrip("- ").lower().split()) for line in template("system").splitlines() if len(line) >= 40
@@ -134,6 +135,20 @@ class Chat:
         conf = settings.llm
         self.queue = queue or Queue(conf.llm_concurrency, conf.llm_queue)
 
+    def warm_up(self) -> bool:
+        """Gather the evidence for one question and drop it: the lexical index, the embedder's
+        session and the catalogue are loaded before the first reader asks. Whether it went through
+        (a failure is logged: the first question then pays for the loading)."""
+        if self.evidence is None:
+            return False
+        try:
+            budget = self.models.budget()
+            gather(self.evidence, WARM_UP_QUESTION, [], self.settings.chat, budget, self.embedder)
+        except Exception:
+            log.warning("the chat's warm-up failed", exc_info=True)
+            return False
+        return True
+
     async def answer(self, turn: Turn, outcome: Outcome | None = None) -> AsyncIterator[Event]:
         out = outcome if outcome is not None else Outcome()
         started = time.perf_counter()
@@ -147,7 +162,10 @@ class Chat:
                 out.conversation_id = turn.conversation_id
             llm = self.models.current()
             out.query = await self._query(llm, turn, out)
-            found = await self._retrieve(out.query, turn.papers, turn.exchanges, out)
+            # The key quotes are promised within a second: background indexing on this machine
+            # yields the cores while the evidence is gathered, whatever model answers after.
+            with self._claim("evidence"):
+                found = await self._retrieve(out.query, turn.papers, turn.exchanges, out)
             passages = out.passages = found.passages
             out.quotes = found.quotes
             out.evidence_seconds = time.perf_counter() - started
@@ -167,7 +185,8 @@ class Chat:
                 out.notice = UNAVAILABLE
             else:
                 # Closed explicitly, so a reader leaving between two tokens closes the model's stream now.
-                async with contextlib.aclosing(self._generate(llm, turn, passages, out, started)) as tokens:
+                read = [p for p in passages if p.read]
+                async with contextlib.aclosing(self._generate(llm, turn, read, out, started)) as tokens:
                     async for event in tokens:
                         yield event
             yield Event(
@@ -258,12 +277,13 @@ class Chat:
             budget,
             self.embedder,
         )
-        # What does not fit the model's context beside the answer is not shown either: the
-        # evidence is exactly what the model was given.
+        # What does not fit the model's context beside the answer is not given to it, nor shown
+        # (but for the passages shown only for their key quotes, which the model never reads).
         limit = self.settings.llm.llm_context_tokens - self.settings.llm.llm_max_answer_tokens
-        passages = found.passages
-        while len(passages) > 1 and self._prompt_tokens(query, passages, exchanges) > limit:
-            passages = passages[:-1]
+        read = found.read
+        while len(read) > 1 and self._prompt_tokens(query, read, exchanges) > limit:
+            read = read[:-1]
+        passages = read + [p for p in found.passages if not p.read]
         kept = {p.key for p in passages}
         return Gathered(passages, [q for q in found.quotes if q.key in kept])
 
@@ -345,11 +365,11 @@ class Chat:
     @contextlib.asynccontextmanager
     async def _foreground(self, what: str) -> AsyncIterator[None]:
         """A claim on the cores while a local model works (nothing for a remote one)."""
-        if self.foreground is None or not self.models.small():
+        with self._claim(what) if self.models.small() else contextlib.nullcontext():
             yield
-            return
-        with self.foreground.claim(what):
-            yield
+
+    def _claim(self, what: str) -> contextlib.AbstractContextManager[None]:
+        return self.foreground.claim(what) if self.foreground is not None else contextlib.nullcontext()
 
     def _fitting(
         self, exchanges: Sequence[tuple[str, str]], question: str, passages: Sequence[KeyedPassage]

@@ -37,7 +37,7 @@ from settings import Settings
 
 log = logging.getLogger(__name__)
 
-EMBED_SLICE = 32  # texts per embed call between stop checks (a few seconds of work)
+EMBED_SLICE = 8  # texts per embed call between stop and foreground checks (well under a second)
 
 
 class PermanentFailure(Exception):

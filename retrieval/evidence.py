@@ -12,6 +12,7 @@ The ranking is :func:`retrieval.passages.rank_passages`, the one ``qa-retrieval`
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -51,14 +52,21 @@ QUESTION_WORDS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=16384)
+def _stems(text: str) -> tuple[str, ...]:
+    # Chat asks for the same sentences' words many times a turn (and the same passages recur
+    # across turns); a tokenizer call costs far more than the lookup.
+    return tuple(_TOKENIZE([text])[0])
+
+
 def terms(text: str) -> set[str]:
     """Content words, stemmed (the lexical index's tokenizer)."""
-    return set(_TOKENIZE([text])[0])
+    return set(_stems(text))
 
 
 def term_list(text: str) -> list[str]:
     """Content words, stemmed, in order (repeats kept)."""
-    return list(_TOKENIZE([text])[0])
+    return list(_stems(text))
 
 
 def question_terms(question: str) -> set[str]:

@@ -184,7 +184,9 @@ function evidenceList(passages, quotes = []) {
       el("p", { class: "evidence-source" },
         link(p.paper_url, p.title),
         pages ? " · " : null,
-        pages ? link(p.pdf_url, `PDF ${pages}`, { class: "pdf-page" }) : null),
+        pages ? link(p.pdf_url, `PDF ${pages}`, { class: "pdf-page" }) : null,
+        // Shown for its key quote only: the model did not read it, so the answer cannot cite it.
+        p.read_by_model === false ? el("span", { class: "unread", text: " · quoted here, not read by the model" }) : null),
       passageText(p.quote ?? "", quote)));
   }
   return list;

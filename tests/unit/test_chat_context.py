@@ -116,7 +116,21 @@ def test_passages_holding_the_best_quotes_come_first_and_the_budget_is_kept() ->
     assert found.passages[0].chunk_ids == (strong.chunk_id,)
     assert [p.key for p in found.passages] == ["S1", "S2"]
     tight = gather(source, QUESTION, None, ChatSettings(), Budget(60), None)
-    assert [p.chunk_ids for p in tight.passages] == [(strong.chunk_id,)]
+    assert [p.chunk_ids for p in tight.read] == [(strong.chunk_id,)]
+
+
+def test_a_key_quote_from_a_passage_the_model_does_not_read_is_shown_with_it_marked_unread() -> None:
+    weak = chunk(3, "Attention heads in the base Transformer use a learned projection of each head.", (2,))
+    strong = chunk(12, "The base Transformer uses h = 8 attention heads, each of dimension 64. " + DIMS, (5,))
+    found = gather(FakeEvidence([weak, strong]), QUESTION, None, ChatSettings(), Budget(60), None)
+    assert [(p.key, p.chunk_ids, p.read) for p in found.passages] == [
+        ("S1", (strong.chunk_id,), True),
+        ("S2", (weak.chunk_id,), False),
+    ]
+    shown = found.passages[1]
+    quote = next(q for q in found.quotes if q.key == "S2")
+    assert shown.text[quote.start : quote.end] == quote.text
+    assert shown.to_json()["read_by_model"] is False
 
 
 def test_a_small_model_reads_its_quote_and_the_sentences_around_it() -> None:
