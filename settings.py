@@ -529,7 +529,7 @@ class LimitSettings(_Section):
         20,
         ge=0,
         description="Papers one person may ask the full text of per day (each fetches a PDF from arXiv); "
-        "asking for a paper already queued or indexed costs nothing.",
+        "asking for a paper already queued or indexed costs nothing. 0: nobody may ask.",
     )
 
     @staticmethod
