@@ -36,12 +36,15 @@ log = logging.getLogger(__name__)
 
 
 class RetryLater(Exception):
-    """This attempt failed for a reason that may pass; the queue should run the job again later."""
+    """This attempt failed for a reason that may pass; the queue should run the job again later.
+    ``exact``: not sooner than ``delay`` (the server said how long to wait), whatever the queue's
+    own backoff would do."""
 
-    def __init__(self, reason: str, delay: float) -> None:
+    def __init__(self, reason: str, delay: float, *, exact: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.delay = delay
+        self.exact = exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +203,7 @@ class JobRunner:
             status.requeue(
                 self.engine, paper.id, run_id, f"{exc.reason}; trying again in about {delay:.0f} s"
             )
-        raise RetryLater(exc.reason, delay) from exc
+        raise RetryLater(exc.reason, delay, exact=exc.retry_after is not None) from exc
 
     def _unchanged(self, job: PdfJob, paper: PaperRow, sha256: str, stamped: int | None) -> str | None:
         """Why this file needs no work (the same file, or an older version than the one indexed)."""

@@ -4,8 +4,12 @@ and the sentence each failed download becomes (what the person who asked reads).
 from __future__ import annotations
 
 import pytest
+from saq.job import Job
 
+from indexing.contract import SAQ_FUNCTION
 from indexing.pipeline import FetchDeferred, PermanentFailure, fetch_failure
+from indexing.queue import exact_retry
+from indexing.runner import RetryLater
 from ingest.fetch import NotPdf, pdf_policy, pdf_url
 from ingest.http import ARXIV_HOSTS, HttpError, Refused, TooLarge, UrlPolicy
 
@@ -95,3 +99,15 @@ def test_each_failed_download_reads_as_a_person_understands_it(
     assert error.reason in found.reason  # the detail stays, for whoever looks into it
     if isinstance(found, FetchDeferred):
         assert found.retry_after == error.retry_after
+
+
+def test_on_saq_a_retry_waits_at_least_what_the_server_asked() -> None:
+    """SAQ's own backoff has full jitter (it may come back at once); a ``Retry-After`` is not a
+    suggestion. Other retries keep SAQ's backoff."""
+    asked = Job(SAQ_FUNCTION, retry_delay=0.2, retry_backoff=300.0, attempts=1)
+    exact_retry(asked, RetryLater("arXiv could not be reached (it asked us to wait)", 30.0, exact=True))
+    assert {asked.next_retry_delay() for _ in range(50)} == {30.0}
+    other = Job(SAQ_FUNCTION, retry_delay=0.2, retry_backoff=300.0, attempts=1)
+    exact_retry(other, RetryLater("the embedding endpoint is down", 30.0))
+    exact_retry(other, ValueError("a bug"))
+    assert (other.retry_delay, other.retry_backoff) == (0.2, 300.0)
