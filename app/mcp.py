@@ -282,8 +282,10 @@ class AgentServer:
                     paper_passages(self.services.store, detail.arxiv_id) if status.status == "done" else []
                 )
                 sections = outline(passages)
+                document = paper_document(self.pages.site, detail)
+                document.full_text = view.context["full_text"]  # as GET /api/papers/<id> has it
                 found = PaperWithText(
-                    paper_document(self.pages.site, detail),
+                    document,
                     status,
                     [SectionStart(s.title, s.page) for s in sections],
                 )
@@ -560,7 +562,7 @@ def _pages_markdown(text: PageText) -> str:
 
 def _full_text_markdown(found: PaperWithText) -> str:
     status = found.full_text
-    lines = ["## Full text", ""]
+    lines = ["## Reading the full text", ""]  # the page's own "Full text" section says whether it is held
     if status.status == "done":
         lines.append(
             f"Indexed: {status.pages or '?'} pages in {status.chunks or '?'} passages. Read them with "
