@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Request, Response, get, post
+from litestar import HttpMethod, Request, Response, get, post, route
 from litestar.exceptions import NotFoundException
 from litestar.params import PathParameter
 from litestar.response import Redirect
-from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_303_SEE_OTHER
+from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT, HTTP_303_SEE_OTHER
 
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.fulltext import SCOPE, FullTextState, read_state, request_full_text
@@ -101,4 +101,30 @@ async def old_style_full_text_state(services: AppServices, archive: Archive, num
     return await read_state(services, f"{archive}/{number}")
 
 
-ROUTE_HANDLERS = [ask_full_text, ask_old_style_full_text, full_text_state, old_style_full_text_state]
+# Litestar answers a path's automatic OPTIONS with the first handler registered for it (its Allow
+# would name one method): these answer it themselves, registered first.
+_ALLOW = {"Allow": "GET, OPTIONS, POST"}
+
+
+@route("/api/papers/{arxiv_id:str}/fulltext", http_method=[HttpMethod.OPTIONS], include_in_schema=False)
+async def full_text_options(arxiv_id: ArxivId) -> Response[None]:
+    return Response(None, status_code=HTTP_204_NO_CONTENT, headers=_ALLOW)
+
+
+@route(
+    "/api/papers/{archive:str}/{number:str}/fulltext",
+    http_method=[HttpMethod.OPTIONS],
+    include_in_schema=False,
+)
+async def old_style_full_text_options(archive: Archive, number: Number) -> Response[None]:
+    return Response(None, status_code=HTTP_204_NO_CONTENT, headers=_ALLOW)
+
+
+ROUTE_HANDLERS = [
+    full_text_options,
+    old_style_full_text_options,
+    ask_full_text,
+    ask_old_style_full_text,
+    full_text_state,
+    old_style_full_text_state,
+]

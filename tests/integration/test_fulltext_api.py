@@ -221,3 +221,9 @@ def test_the_mcp_tool_asks_through_the_same_service(site: Site) -> None:
     assert (again["state"], again["requested"]) == ("indexed", False)
     unknown = _mcp(site, "2409.99999", site.token({"fulltext"})).json()["result"]
     assert unknown["isError"] and "not in this archive" in unknown["content"][0]["text"]
+
+
+def test_options_names_both_methods(site: Site) -> None:
+    for path in (f"/api/papers/{IDS[14]}/fulltext", "/api/papers/hep-th/9901001/fulltext"):
+        answer = httpx.options(site.base + path, timeout=30)
+        assert answer.status_code == 204 and answer.headers["allow"] == "GET, OPTIONS, POST"
