@@ -17,8 +17,10 @@ from sqlalchemy.orm import Session
 
 from accounts.models import PERSONAL_TABLES, ApiToken, Follow, Identity, Person
 from catalog.models import Researcher
-from catalog.queries import PaperSummary, papers_by_researchers, researcher_path
+from catalog.papers import PaperSummary
+from catalog.researchers import papers_by_researchers
 from catalog.text import human_text
+from catalog.urls import researcher_path
 
 TOKEN_PREFIX = "wvp_"  # noqa: S105 - a marker, not a secret
 FEED_PREFIX = "wvf_"

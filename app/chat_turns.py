@@ -137,7 +137,8 @@ def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
             p = by_key[quote.key]
             first, last = (quote.pages[0], quote.pages[-1]) if quote.pages else (None, None)
             page = "" if first is None else f", p. {first}" if first == last else f", pp. {first}–{last}"
-            lines.append(f"> {quote.text}\n>\n> — [{p.title}]({url(p.paper_url)}){page}\n")
+            reader = f" · [the page, highlighted]({url(p.reader_url(quote.text, first))})" if first else ""
+            lines.append(f"> {quote.text}\n>\n> — [{p.title}]({url(p.paper_url)}){page}{reader}\n")
         lines += ["## Answer", ""]
     lines.append(outcome.answer or outcome.notice or "")
     if outcome.notice and outcome.answer and outcome.notice != outcome.answer:
@@ -153,9 +154,9 @@ def answer_markdown(outcome: Outcome, url: Callable[[str], str] = str) -> str:
         for ref in outcome.references:
             pages = ", ".join(str(p) for p in ref["pages"])
             where = f", p. {pages}" if pages else ""
-            lines.append(
-                f"{ref['n']}. [{ref['title']}]({url(ref['paper_url'])}){where} — [PDF]({ref['pdf_url']})"
-            )
+            reader = f"[page with the quote]({url(ref['reader_url'])}) · " if ref.get("reader_url") else ""
+            title = f"[{ref['title']}]({url(ref['paper_url'])})"
+            lines.append(f"{ref['n']}. {title}{where} — {reader}[arXiv PDF]({ref['pdf_url']})")
     elif outcome.passages:
         lines += ["", "## Passages", ""]
         for p in outcome.passages:

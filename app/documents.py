@@ -15,20 +15,13 @@ from app.rendering import markdown_path
 from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
-from catalog import arxiv_ids, queries
-from catalog.institutions import institution_researchers
-from catalog.queries import (
-    FieldCount,
-    PaperDetail,
-    PaperSummary,
-    ResearcherProfile,
-    coauthor_network,
-    institution_detail,
-    paper_detail,
-    paper_path,
-    researcher_profile,
-)
+from catalog import arxiv_ids, researchers
+from catalog.institutions import InstitutionSummary, institution_researchers
+from catalog.listing import Page
+from catalog.papers import PaperDetail, PaperSummary, paper_detail
+from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
 from catalog.row_ids import parse_row_id
+from catalog.urls import paper_path
 from retrieval.search import SearchResults
 
 
@@ -276,7 +269,7 @@ def paper_item(site: Site, p: PaperSummary) -> PaperItem:
     )  # fmt: skip
 
 
-def researcher_item(site: Site, r: queries.Namesake) -> ResearcherItem:
+def researcher_item(site: Site, r: researchers.Namesake) -> ResearcherItem:
     n = _namesake(site, r)
     return ResearcherItem(
         n.id, n.name, n.papers, n.h_index, n.citation_count, n.url,
@@ -284,7 +277,25 @@ def researcher_item(site: Site, r: queries.Namesake) -> ResearcherItem:
     )  # fmt: skip
 
 
-def _namesake(site: Site, n: queries.Namesake) -> Namesake:
+def paper_list(site: Site, listing: Page[PaperSummary]) -> PaperList:
+    items = [paper_item(site, p) for p in listing.items]
+    return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
+
+
+def researcher_list(site: Site, listing: Page[researchers.Namesake]) -> ResearcherList:
+    items = [researcher_item(site, r) for r in listing.items]
+    return ResearcherList(items, listing.page, listing.size, listing.total, listing.pages)
+
+
+def institution_list(site: Site, listing: Page[InstitutionSummary]) -> InstitutionList:
+    items = [
+        InstitutionItem(i.id, i.name, i.ror_id, i.city, i.country_name, i.papers, site.url(i.path))
+        for i in listing.items
+    ]
+    return InstitutionList(items, listing.page, listing.size, listing.total, listing.pages)
+
+
+def _namesake(site: Site, n: researchers.Namesake) -> Namesake:
     i = n.institution
     return Namesake(
         id=n.id,
@@ -406,9 +417,7 @@ def institution_id(db: Session, ident: str) -> int:
 
 def institution_document(db: Session, site: Site, ident: str) -> Institution:
     """The institution ``ident`` names (id, ROR id or name), as the API answers it; 404 otherwise."""
-    detail = institution_detail(db, institution_id(db, ident))
-    if detail is None:
-        raise NotFoundException(detail=f"There is no institution {ident!r}.")
+    detail = resolve(db, ident)
     return Institution(
         id=detail.id,
         name=detail.name,

@@ -9,7 +9,7 @@ from feedgen.feed import FeedGenerator
 
 from app.rendering import Rendered
 from app.site import Site
-from catalog.queries import PaperSummary
+from catalog.papers import PaperSummary
 
 
 def _midnight(day: dt.date | None) -> dt.datetime | None:

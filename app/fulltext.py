@@ -30,7 +30,7 @@ from app.documents import FullTextState, FullTextStateName, utc
 from app.services import Services
 from catalog import arxiv_ids
 from catalog.indexing import FullTextRow, full_text_row
-from catalog.queries import paper_path
+from catalog.urls import paper_path
 from coordination.limits import LimitExceeded
 from coordination.redis import RedisError
 

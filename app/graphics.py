@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from catalog.queries import Network
+from catalog.researchers import Network
 
 WIDTH, HEIGHT = 720, 440
 _CENTRE = (WIDTH / 2, HEIGHT / 2)

@@ -32,6 +32,7 @@ from app.controllers import (
     institutions,
     pages,
     papers,
+    reader,
     researchers,
     signin,
 )
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             papers.papers,
             papers.paper,
             papers.old_style_paper,
+            *reader.ROUTE_HANDLERS,
             researchers.researchers,
             researchers.researcher,
             institutions.institutions,

@@ -74,7 +74,7 @@ from app.views.researchers import researcher_view
 from app.views.search import search_request, search_view
 from catalog import arxiv_ids
 from catalog.indexing import paper_status
-from catalog.queries import PaperDetail
+from catalog.papers import PaperDetail
 from chat.pipeline import Outcome
 from coordination.limits import LimitExceeded
 from retrieval.fulltext import Passage, outline, paper_passages
@@ -156,7 +156,7 @@ class AskAnswer:
     conversation_id: int | None
     message_id: int | None
     answer: str  # markdown with [n] citations
-    references: list[dict[str, Any]]  # n, key, arxiv_id, title, pages, paper_url, pdf_url
+    references: list[dict[str, Any]]  # n, key, arxiv_id, title, pages, paper_url, reader_url, pdf_url
     passages: list[dict[str, Any]]  # the evidence the answer was written from
     quotes: list[dict[str, Any]]  # key quotes: the passages' sentences that answer, found without the model
     flags: list[dict[str, str]]  # sentences not stated in what they cite, numbers, quotations
@@ -441,8 +441,18 @@ class AgentServer:
                 conversation_id=outcome.conversation_id,
                 message_id=outcome.message_id,
                 answer=outcome.answer or outcome.notice or "",
-                references=[{**r, "paper_url": url(r["paper_url"])} for r in outcome.references],
-                passages=[{**p.to_json(), "paper_url": url(p.paper_url)} for p in outcome.passages],
+                references=[
+                    {**r, "paper_url": url(r["paper_url"]), "reader_url": _absolute(url, r["reader_url"])}
+                    for r in outcome.references
+                ],
+                passages=[
+                    {
+                        **p.to_json(),
+                        "paper_url": url(p.paper_url),
+                        "reader_url": _absolute(url, p.reader_url()),
+                    }
+                    for p in outcome.passages
+                ],
                 quotes=[q.to_json() for q in outcome.quotes],
                 flags=outcome.flags,
                 unsupported=outcome.unsupported,
@@ -721,3 +731,8 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
 def attach(app: Litestar, settings: Settings) -> None:
     """Give ``app`` its MCP server (``create_app`` registers :data:`mcp_endpoint` and the lifespan)."""
     app.state.mcp = AgentServer(app, settings)
+
+
+def _absolute(url: Callable[[str], str], path: object) -> str:
+    """A site path made absolute; empty stays empty (a passage with no page has no reader link)."""
+    return url(path) if isinstance(path, str) and path else ""

@@ -7,7 +7,7 @@ from typing import Annotated
 from litestar.exceptions import ClientException
 from litestar.params import Parameter
 
-from catalog.queries import CATEGORY
+from catalog.papers import CATEGORY
 
 Category = Annotated[
     str | None,

@@ -32,6 +32,16 @@ ROUTES: tuple[RouteDoc, ...] = (
         "Old-style ids: `/papers/astro-ph/9901001`, `/papers/math.GT/0309136` (redirect to the canonical "
         "page).",
     ),
+    RouteDoc(
+        "/papers/{ident}/pages/{n}",
+        "Page n of a paper's PDF, drawn from the file this archive indexed: the page as an image "
+        "(`/papers/<arxiv-id>/pages/<n>.png`) with `?quote=` highlighted where it stands, and the "
+        "page's text beneath. Without a PDF here it links to arXiv's PDF at that page.",
+    ),
+    RouteDoc(
+        "/papers/{archive}/{number}/pages/{n}",
+        "The same page reader for old-style ids: `/papers/hep-th/9901001/pages/1`.",
+    ),
     RouteDoc("/researchers", "Researchers, most papers first; `?q=` finds a name."),
     RouteDoc(
         "/researchers/{ident}",

@@ -23,14 +23,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.admission import WorkGate
 from app.readiness import Check, Readiness
 from catalog.db import make_engine, session_factory, transaction
-from catalog.queries import count_papers
+from catalog.papers import count_papers
 from chat.llm import LLM, ModelChoice, make_llm
 from chat.pipeline import Chat
 from chat.runtime import LocalLLM, RuntimeStatus, port_answers_at
 from coordination.foreground import Foreground
 from coordination.redis import sync_client
-from indexing.contract import WorkerHandle
-from indexing.wiring import make_embedder, open_store, queue_full_text, start_in_thread
+from indexing.contract import PageReader, WorkerHandle
+from indexing.wiring import make_embedder, open_page_reader, open_store, queue_full_text, start_in_thread
 from retrieval.embedder import Embedder
 from retrieval.evidence import EvidenceSource
 from retrieval.search import SearchService, open_search
@@ -55,10 +55,14 @@ class Services:
     llm: LLM | None = None
     # The embedded LLM server, when no LLM base URL is configured (see chat.runtime).
     local_llm: LocalLLM | None = None
+    # Pages of the indexed PDFs, drawn in the parser's sandbox (``/papers/{id}/pages/{n}``).
+    page_reader: PageReader | None = None
     # Chat turns: retrieval's evidence over ``search``, then the model, see chat.pipeline.
     chat: Chat = field(init=False)
     # Searches run through this gate: bounded concurrency, the excess shed with a 503.
     search_gate: WorkGate = field(init=False)
+    # Page drawing (a sandboxed child per call) runs through this gate, like searches.
+    page_gate: WorkGate = field(init=False)
     # What ``/readyz`` checks; a new dependency registers its check where its client is opened.
     readiness: Readiness = field(init=False)
     # Loads what the first chat turn needs, in the background (see ``warm_up``).
@@ -67,6 +71,7 @@ class Services:
     def __post_init__(self) -> None:
         conf = self.settings.search
         self.search_gate = WorkGate("searches", concurrency=conf.search_concurrency, queue=conf.search_queue)
+        self.page_gate = WorkGate("page drawings", concurrency=2, queue=16)
         evidence = EvidenceSource(self.search) if self.search is not None else None
         models = ModelChoice(self.settings, self.llm, self.local_llm)
         self.chat = Chat(self.settings, self.engine, evidence, models, self.embedder)
@@ -107,6 +112,7 @@ class Services:
             else None
         )
         services = cls(settings, engine, session_factory(engine), store, embedder, None, search, llm, local)
+        services.page_reader = open_page_reader(settings)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
         return services
@@ -180,6 +186,8 @@ class Services:
             self.worker.stop()
         if self.search is not None:
             self.search.close()
+        if self.page_reader is not None:
+            self.page_reader.close()
         self.store.close()
         self.engine.dispose()
 

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.site import Site
-from catalog.queries import InstitutionDetail, PaperDetail, ResearcherProfile
+from catalog.institutions import InstitutionDetail
+from catalog.papers import PaperDetail
+from catalog.researchers import ResearcherProfile
 
 JsonLd = dict[str, Any]
 

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session  # noqa: E402
 
 from catalog.db import make_engine, migrate, recorded_statements  # noqa: E402
 from catalog.models import Authorship, Researcher  # noqa: E402
-from catalog.queries import researcher_profile  # noqa: E402
+from catalog.researchers import researcher_profile  # noqa: E402
 from ingest.importer import Importer  # noqa: E402
 from ingest.sources import listings  # noqa: E402
 from people.name_counts import coauthor_groups  # noqa: E402

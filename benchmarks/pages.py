@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session  # noqa: E402
 
 from catalog.db import is_migrated, make_engine  # noqa: E402
 from catalog.models import Paper  # noqa: E402
-from catalog.queries import paper_path  # noqa: E402
+from catalog.urls import paper_path  # noqa: E402
 from settings import get_settings  # noqa: E402
 
 PYTHON = sys.executable

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -107,3 +108,12 @@ def recorded_statements(engine: Engine) -> Iterator[list[str]]:
         yield seen
     finally:
         event.remove(engine, "before_cursor_execute", record)
+
+
+def as_date(value: dt.datetime | dt.date | str | None) -> dt.date | None:
+    """A date read back from either backend: SQLite returns ``max()`` of a datetime column as text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    return value.date() if isinstance(value, dt.datetime) else value

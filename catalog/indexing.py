@@ -174,6 +174,49 @@ def _per_minute(count: int, first: dt.datetime | None, now: dt.datetime) -> floa
 
 
 @dataclass(frozen=True, slots=True)
+class PaperPdf:
+    """A paper and the PDF its full text was indexed from (the page reader's source)."""
+
+    arxiv_id: str
+    title: str
+    abs_url: str
+    pdf_url: str
+    status: str | None  # the full text's status; None: never queued
+    source_path: str | None  # a local file, or the URL it was fetched from (not kept)
+    sha256: str | None
+    pages: int | None
+
+    @property
+    def stored_path(self) -> str | None:
+        """The local file the indexed full text came from; None when there is none on disk
+        (never indexed, not finished, or fetched from arXiv without keeping the file)."""
+        path = self.source_path
+        if self.status != "done" or not path or not self.sha256 or not self.pages:
+            return None
+        return None if path.startswith(("http://", "https://")) else path
+
+
+def paper_pdf(session: Session, arxiv_id: str) -> PaperPdf | None:
+    """The paper (by canonical arXiv id) with its indexed PDF's file, hash and page count; None
+    when the paper is not in the catalogue."""
+    row = session.execute(
+        select(
+            Paper.arxiv_id,
+            Paper.title,
+            Paper.abs_url,
+            Paper.pdf_url,
+            FullText.status,
+            FullText.source_path,
+            FullText.sha256,
+            FullText.pages,
+        )
+        .outerjoin(FullText, FullText.paper_id == Paper.id)
+        .where(Paper.arxiv_id == arxiv_id)
+    ).first()
+    return PaperPdf(*row) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
 class FullTextRow:
     """One paper's full text as a person waiting for it sees it (``status`` none: never queued)."""
 

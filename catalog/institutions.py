@@ -1,4 +1,5 @@
-"""Institutions: name keys, resolution (internal id, ROR id, name, alias, acronym) and page queries.
+"""Institutions: name keys, resolution (internal id, ROR id, name, alias, acronym), the list and the
+institution page's queries.
 
 Every name an institution goes by is stored once more as an ``InstitutionName`` key (see
 :func:`institution_key`), so resolving a name is one indexed lookup. Results are plain dataclasses.
@@ -7,13 +8,14 @@ Every name an institution goes by is stored once more as an ``InstitutionName`` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import func, select, union
+from sqlalchemy import exists, func, select, union
 from sqlalchemy.orm import Session
 
+from catalog.listing import Page, like_pattern
 from catalog.models import (
     Affiliation,
     Authorship,
@@ -24,8 +26,10 @@ from catalog.models import (
     ResearcherInstitution,
 )
 from catalog.names import fold
-from catalog.queries import Namesake, Page, PaperSummary, authors_of, namesakes, researcher_path, slugify
+from catalog.papers import PaperSummary, newest_page
+from catalog.researchers import Namesake, namesakes
 from catalog.row_ids import looks_like_row_id, parse_row_id
+from catalog.urls import institution_path, researcher_path, row_ident
 
 # ROR ids: "0" + 6 Crockford base32 characters + 2 check digits, e.g. "05dxps055".
 _ROR_ID = re.compile(r"^(?:https?://)?(?:www\.)?(?:ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})/?$", re.I)
@@ -62,56 +66,74 @@ class InstitutionSummary:
     id: int
     name: str
     ror_id: str | None
-    country_code: str | None
-    country_name: str | None
     city: str | None
-    website: str | None
-    status: str | None
-    types: list[str] = field(default_factory=list)
-    aliases: list[str] = field(default_factory=list)
-    acronyms: list[str] = field(default_factory=list)
-    links: dict[str, Any] = field(default_factory=dict)
-    established: int | None = None
-    openalex_id: str | None = None
-
-    @property
-    def slug(self) -> str:
-        return slugify(self.name)
+    country_name: str | None
+    papers: int
 
     @property
     def path(self) -> str:
-        return f"/institutions/{self.id}-{self.slug}"
+        return institution_path(self.id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class InstitutionDetail:
+    id: int
+    ror_id: str | None
+    name: str
+    aliases: list[str]
+    acronyms: list[str]
+    types: list[str]
+    city: str | None
+    country_code: str | None
+    country_name: str | None
+    website: str | None
+    links: dict[str, object]
+    status: str | None
+    established: int | None
+    openalex_id: str | None
+    papers: int
+
+    @property
+    def path(self) -> str:
+        return institution_path(self.id, self.name)
 
     @property
     def ror_url(self) -> str | None:
         return f"https://ror.org/{self.ror_id}" if self.ror_id else None
 
+    @property
+    def location(self) -> str | None:
+        parts = [p for p in (self.city, self.country_name) if p]
+        return ", ".join(parts) or None
 
-def _summary(row: Institution) -> InstitutionSummary:
-    return InstitutionSummary(
+
+def _detail(row: Institution, papers: int) -> InstitutionDetail:
+    return InstitutionDetail(
         id=row.id,
-        name=row.name,
         ror_id=row.ror_id,
-        country_code=row.country_code,
-        country_name=row.country_name,
-        city=row.city,
-        website=row.website,
-        status=row.status,
-        types=list(row.types or []),
+        name=row.name,
         aliases=list(row.aliases or []),
         acronyms=list(row.acronyms or []),
+        types=list(row.types or []),
+        city=row.city,
+        country_code=row.country_code,
+        country_name=row.country_name,
+        website=row.website,
         links=dict(row.links or {}),
+        status=row.status,
         established=row.established,
         openalex_id=row.openalex_id,
+        papers=papers,
     )
 
 
-def get_institution(session: Session, institution_id: int) -> InstitutionSummary | None:
+def institution_detail(session: Session, institution_id: int) -> InstitutionDetail | None:
+    """The institution page's facts and its number of affiliated papers."""
     row = session.get(Institution, institution_id)
-    return _summary(row) if row else None
+    return _detail(row, count_institution_papers(session, row.id)) if row else None
 
 
-def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionSummary]:
+def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[InstitutionDetail]:
     """Institutions a reference may mean, best first.
 
     ``text`` may be an internal id (``"42"`` or ``"42-some-slug"``), a ROR id in any of its written
@@ -122,16 +144,16 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
     text = text.strip()
     if not text:
         return []
-    head = text.partition("-")[0]
+    head = row_ident(text)
     if looks_like_row_id(head):  # an id (maybe beyond any row), never a name
         institution_id = parse_row_id(head)
-        found = get_institution(session, institution_id) if institution_id else None
+        found = institution_detail(session, institution_id) if institution_id else None
         return [found] if found else []
     ror_id = ror_id_of(text)
     if ror_id:
         row = session.execute(select(Institution).where(Institution.ror_id == ror_id)).scalar_one_or_none()
         if row is not None:
-            return [_summary(row)]
+            return [_detail(row, count_institution_papers(session, row.id))]
     keys = name_variants(text)
     rows = session.execute(
         select(Institution, InstitutionName.kind)
@@ -154,10 +176,10 @@ def find_institutions(session: Session, text: str, *, limit: int = 20) -> list[I
         if held is None or rank < held[0]:
             best[institution.id] = (rank, institution)
     ordered = sorted(best.values(), key=lambda item: item[0])
-    return [_summary(institution) for _, institution in ordered[:limit]]
+    return [_detail(institution, papers.get(institution.id, 0)) for _, institution in ordered[:limit]]
 
 
-def resolve_institution(session: Session, text: str) -> InstitutionSummary | None:
+def resolve_institution(session: Session, text: str) -> InstitutionDetail | None:
     """The one institution ``text`` names (see :func:`find_institutions`), or None."""
     found = find_institutions(session, text, limit=1)
     return found[0] if found else None
@@ -181,23 +203,7 @@ def institution_papers(
 ) -> Page[PaperSummary]:
     """Papers with at least one author affiliated with the institution, newest first."""
     total = count_institution_papers(session, institution_id)
-    rows = session.execute(
-        select(
-            Paper.id, Paper.arxiv_id, Paper.title, Paper.abstract, Paper.primary_category, Paper.activity_on
-        )
-        .where(Paper.id.in_(_paper_ids(institution_id)))
-        .order_by(Paper.activity_on.desc().nulls_last(), Paper.id.desc())
-        .limit(size)
-        .offset((page - 1) * size)
-    ).all()
-    authors = authors_of(session, [r.id for r in rows])
-    items = [
-        PaperSummary(
-            r.arxiv_id, r.title, r.abstract, authors.get(r.id, []), r.primary_category, r.activity_on
-        )
-        for r in rows
-    ]
-    return Page(items, page, size, total)
+    return newest_page(session, Paper.id.in_(_paper_ids(institution_id)), total=total, page=page, size=size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,25 +264,41 @@ def institution_researchers(
     return [replace(r, told=told.get(r.id)) for r in result]
 
 
-def institutions_with_papers(
-    session: Session, *, page: int = 1, size: int = 24
-) -> Page[tuple[InstitutionSummary, int]]:
-    """Institutions that have papers here, with their paper counts, most papers first (the list page)."""
-    counts = (
+# -- the list and the institution page ------------------------------------------------------------
+
+
+def list_institutions(
+    session: Session, *, query: str | None, page: int, size: int
+) -> Page[InstitutionSummary]:
+    """Institutions with the most affiliated papers first, then by name; ``query`` matches any of
+    their names, aliases or acronyms."""
+    papers = func.count(func.distinct(Affiliation.paper_id)).label("papers")
+    statement = (
         select(
-            Affiliation.institution_id.label("iid"),
-            func.count(func.distinct(Affiliation.paper_id)).label("n"),
+            Institution.id,
+            Institution.name,
+            Institution.ror_id,
+            Institution.city,
+            Institution.country_name,
+            papers,
         )
-        .where(Affiliation.institution_id.is_not(None))
-        .group_by(Affiliation.institution_id)
-        .subquery()
+        .outerjoin(Affiliation, Affiliation.institution_id == Institution.id)
+        .group_by(
+            Institution.id, Institution.name, Institution.ror_id, Institution.city, Institution.country_name
+        )
     )
-    total = session.execute(select(func.count()).select_from(counts)).scalar_one()
+    counting = select(func.count()).select_from(Institution)
+    if query is not None and (pattern := like_pattern(query.replace("&", " and "))):  # as institution_key
+        matching = exists().where(
+            InstitutionName.institution_id == Institution.id, InstitutionName.name_key.like(pattern)
+        )
+        statement = statement.where(matching)
+        counting = counting.where(matching)
+    total = session.execute(counting).scalar_one()
     rows = session.execute(
-        select(Institution, counts.c.n)
-        .join(counts, counts.c.iid == Institution.id)
-        .order_by(counts.c.n.desc(), Institution.name, Institution.id)
+        statement.order_by(papers.desc(), Institution.name, Institution.id)
         .limit(size)
         .offset((page - 1) * size)
-    ).all()
-    return Page([(_summary(i), n) for i, n in rows], page, size, total)
+    )
+    items = [InstitutionSummary(r.id, r.name, r.ror_id, r.city, r.country_name, r.papers) for r in rows]
+    return Page(items, page, size, total)

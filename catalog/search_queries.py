@@ -12,7 +12,7 @@ from sqlalchemy import Engine, Select, func, select
 from sqlalchemy.orm import Session
 
 from catalog.models import Authorship, Paper, PaperCategory
-from catalog.queries import AuthorRef
+from catalog.papers import AuthorRef
 
 BATCH = 1000  # ids per IN (...) list: well under SQLite's and PostgreSQL's parameter limits
 

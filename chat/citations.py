@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from chat.claims import ClaimCheck, check_claims
 from chat.context import KeyedPassage
+from chat.quotes import Quote
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import terms
 
@@ -264,12 +265,18 @@ def _add_citation(sentence: str, n: int) -> str:
     return f"{stripped} [{n}]{tail}"
 
 
-def references(passages: Sequence[KeyedPassage], numbers: Mapping[str, int]) -> list[dict[str, object]]:
-    """The numbered references list, built from the passages the answer cites."""
+def references(
+    passages: Sequence[KeyedPassage], numbers: Mapping[str, int], quotes: Sequence[Quote] = ()
+) -> list[dict[str, object]]:
+    """The numbered references list, built from the passages the answer cites. Each opens our page
+    reader at the passage's best key quote (``quotes``, best first), highlighted; at its first
+    page without one."""
     by_key = {p.key: p for p in passages}
     refs = []
     for key, n in sorted(numbers.items(), key=lambda item: item[1]):
         p = by_key[key]
+        best = next((q for q in quotes if q.key == key), None)
+        reader = p.reader_url(best.text, best.pages[0] if best.pages else None) if best else p.reader_url()
         refs.append(
             {
                 "n": n,
@@ -278,6 +285,7 @@ def references(passages: Sequence[KeyedPassage], numbers: Mapping[str, int]) -> 
                 "title": p.title,
                 "pages": list(p.pages),
                 "paper_url": p.paper_url,
+                "reader_url": reader,
                 "pdf_url": p.page_url,
             }
         )

@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from catalog.queries import paper_path
+from catalog.urls import paper_path, reader_path
 from chat.quotes import PER_PASSAGE, Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
 from chat.sentences import split
 from retrieval.embedder import Embedder
@@ -92,6 +92,12 @@ class KeyedPassage:
             return ""
         return f"{self.pdf_url}#page={self.pages[0]}" if self.pages else self.pdf_url
 
+    def reader_url(self, quote: str | None = None, page: int | None = None) -> str:
+        """Our page reader at ``page`` (else the passage's first page), highlighting ``quote``;
+        empty when the passage has no page (an abstract)."""
+        page = page or (self.pages[0] if self.pages else None)
+        return reader_path(self.arxiv_id, page, quote) if page else ""
+
     def to_json(self, n: int | None = None) -> dict[str, object]:
         return {
             "key": self.key,
@@ -101,6 +107,7 @@ class KeyedPassage:
             "pages": list(self.pages),
             "quote": self.text,
             "paper_url": self.paper_url,
+            "reader_url": self.reader_url(),
             "pdf_url": self.page_url,
             "read_by_model": self.read,
         }

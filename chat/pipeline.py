@@ -357,7 +357,7 @@ class Chat:
         # Attribution embeds the answer's and the passages' sentences: CPU work, off the loop.
         checked = await anyio.to_thread.run_sync(verify, out.answer, passages, keys.numbers, self.embedder)
         out.answer = checked.answer
-        out.references = references(passages, checked.numbers)
+        out.references = references(passages, checked.numbers, out.quotes)
         out.flags = [f.to_json() for f in checked.flags]
         out.unsupported = checked.unsupported
         out.note = self.models.note()

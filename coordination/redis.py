@@ -7,6 +7,8 @@ when no Redis is configured: callers then use their documented in-process or fil
 
 from __future__ import annotations
 
+from typing import Any
+
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -27,27 +29,25 @@ _TIMEOUT = 5.0
 _BACKOFF = {"cap": 0.2, "base": 0.02}
 
 
+def _options(retry: Retry | AsyncRetry) -> dict[str, Any]:
+    """What both clients are made with: the short timeouts and the retry of a broken connection."""
+    return {
+        "socket_timeout": _TIMEOUT,
+        "socket_connect_timeout": _TIMEOUT,
+        "retry": retry,
+        "retry_on_error": [BrokenConnection],
+    }
+
+
 def sync_client(settings: Settings) -> Redis | None:
     url = settings.redis.redis_url
     if not url:
         return None
-    return Redis.from_url(
-        url,
-        socket_timeout=_TIMEOUT,
-        socket_connect_timeout=_TIMEOUT,
-        retry=Retry(ExponentialBackoff(**_BACKOFF), 2),
-        retry_on_error=[BrokenConnection],
-    )
+    return Redis.from_url(url, **_options(Retry(ExponentialBackoff(**_BACKOFF), 2)))
 
 
 def async_client(settings: Settings) -> AsyncRedis | None:
     url = settings.redis.redis_url
     if not url:
         return None
-    return AsyncRedis.from_url(
-        url,
-        socket_timeout=_TIMEOUT,
-        socket_connect_timeout=_TIMEOUT,
-        retry=AsyncRetry(ExponentialBackoff(**_BACKOFF), 2),
-        retry_on_error=[BrokenConnection],
-    )
+    return AsyncRedis.from_url(url, **_options(AsyncRetry(ExponentialBackoff(**_BACKOFF), 2)))

@@ -124,3 +124,44 @@ class WorkerHandle(Protocol):
 
     @property
     def alive(self) -> bool: ...
+
+
+# -- the page reader -----------------------------------------------------------------------------
+# The web app shows pages of the PDFs the worker indexed; drawing them needs the PDF parser's
+# sandbox, which the app reaches only through this protocol (built by ``indexing.wiring``).
+
+
+@dataclass(frozen=True, slots=True)
+class PageView:
+    """One page of a stored PDF as the reader shows it: its size in points, its text, and the
+    quote's rectangles in points from the page's top-left corner (one per line it spans)."""
+
+    number: int
+    pages: int  # in the document
+    width: float
+    height: float
+    text: str
+    rects: tuple[tuple[float, float, float, float], ...] = ()
+    partial: bool = False  # the quote was not printed as given; ``rects`` mark its first/last words
+
+
+class PageUnavailable(Exception):
+    """The stored PDF cannot be shown (gone from disk, changed since it was indexed, or refused by
+    the parser); the reader falls back to arXiv's PDF. ``reason`` is for people."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PageReader(Protocol):
+    """Pages of stored PDFs, each named by its file and the SHA-256 it was indexed with (a file
+    that no longer has that hash is :class:`PageUnavailable`). Safe to call from many threads."""
+
+    zoom: float  # the PNG's scale: 1.0 is 72 dpi
+
+    def view(self, path: str, sha256: str, number: int, quote: str) -> PageView: ...
+
+    def image(self, path: str, sha256: str, number: int) -> bytes: ...
+
+    def close(self) -> None: ...

@@ -27,7 +27,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from catalog.db import session_factory
-from catalog.queries import count_papers, researcher_name
+from catalog.papers import count_papers
+from catalog.researchers import researcher_name
 from catalog.search_queries import (
     ResultPaper,
     SearchFilters,

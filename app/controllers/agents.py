@@ -18,14 +18,9 @@ from app.feeds import papers_feed
 from app.rendering import AppPages, PageAnswer, Pages, Rendered, md_escape
 from app.routing import served_routes
 from app.views.prose import prose_view
-from catalog.queries import (
-    CATEGORY,
-    category_exists,
-    list_researchers,
-    newest_papers,
-    sitemap_chunks,
-    sitemap_entries,
-)
+from catalog.papers import CATEGORY, category_exists, newest_papers
+from catalog.researchers import list_researchers
+from catalog.sitemap import sitemap_chunks, sitemap_entries
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XML = "application/xml"

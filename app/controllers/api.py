@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session
 
 from app.documents import (
     Institution,
-    InstitutionItem,
     InstitutionList,
     Paper,
     PaperList,
@@ -26,17 +25,19 @@ from app.documents import (
     find_researcher,
     institution_document,
     institution_id,
+    institution_list,
     paper_document,
-    paper_item,
+    paper_list,
     researcher_document,
-    researcher_item,
+    researcher_list,
 )
 from app.fulltext import state_in
 from app.params import Category, InstitutionQuery, ResearcherQuery, checked_category
 from app.rendering import AppPages
 from app.services import DB
-from catalog.institutions import institution_papers
-from catalog.queries import list_institutions, list_researchers, newest_papers, researcher_papers
+from catalog.institutions import institution_papers, list_institutions
+from catalog.papers import newest_papers
+from catalog.researchers import list_researchers, researcher_papers
 
 PageNumber = Annotated[int, Parameter(ge=1, le=100_000, description="1-based page number")]
 PageSize = Annotated[int, Parameter(ge=1, le=100, description="Items per page (at most 100)")]
@@ -58,9 +59,9 @@ NOT_FOUND = [NotFoundException]
 def api_papers(
     pages: AppPages, db: DB, category: Category = None, page: PageNumber = 1, size: PageSize = 24
 ) -> PaperList:
-    listing = newest_papers(db, page=page, size=size, category=checked_category(category))
-    items = [paper_item(pages.site, p) for p in listing.items]
-    return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
+    return paper_list(
+        pages.site, newest_papers(db, page=page, size=size, category=checked_category(category))
+    )
 
 
 @get(
@@ -104,9 +105,7 @@ def _with_full_text(db: Session, paper: Paper) -> Paper:
 def api_researchers(
     pages: AppPages, db: DB, q: ResearcherQuery = None, page: PageNumber = 1, size: PageSize = 24
 ) -> ResearcherList:
-    listing = list_researchers(db, query=q, page=page, size=size)
-    items = [researcher_item(pages.site, r) for r in listing.items]
-    return ResearcherList(items, listing.page, listing.size, listing.total, listing.pages)
+    return researcher_list(pages.site, list_researchers(db, query=q, page=page, size=size))
 
 
 @get(
@@ -137,8 +136,7 @@ def api_researcher_papers(
 ) -> PaperList:
     profile = find_researcher(db, researcher_id)
     listing = researcher_papers(db, profile.id, page=page, size=size, category=checked_category(category))
-    items = [paper_item(pages.site, p) for p in listing.items]
-    return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
+    return paper_list(pages.site, listing)
 
 
 @get(
@@ -150,12 +148,7 @@ def api_researcher_papers(
 def api_institutions(
     pages: AppPages, db: DB, q: InstitutionQuery = None, page: PageNumber = 1, size: PageSize = 24
 ) -> InstitutionList:
-    listing = list_institutions(db, query=q, page=page, size=size)
-    items = [
-        InstitutionItem(i.id, i.name, i.ror_id, i.city, i.country_name, i.papers, pages.site.url(i.path))
-        for i in listing.items
-    ]
-    return InstitutionList(items, listing.page, listing.size, listing.total, listing.pages)
+    return institution_list(pages.site, list_institutions(db, query=q, page=page, size=size))
 
 
 InstitutionIdent = Annotated[
@@ -184,9 +177,7 @@ def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institu
 def api_institution_papers(
     pages: AppPages, db: DB, ident: InstitutionIdent, page: PageNumber = 1, size: PageSize = 24
 ) -> PaperList:
-    listing = institution_papers(db, institution_id(db, ident), page=page, size=size)
-    items = [paper_item(pages.site, p) for p in listing.items]
-    return PaperList(items, listing.page, listing.size, listing.total, listing.pages)
+    return paper_list(pages.site, institution_papers(db, institution_id(db, ident), page=page, size=size))
 
 
 @get("/openapi.json", sync_to_thread=False, include_in_schema=False)

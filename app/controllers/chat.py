@@ -44,7 +44,7 @@ from app.negotiation import accept_qualities, is_json
 from app.rendering import MARKDOWN_MEDIA_TYPE
 from app.services import AppServices
 from catalog.db import transaction
-from catalog.queries import paper_summaries
+from catalog.papers import paper_summaries
 from catalog.text import VISIBLE_PATTERN
 from chat import conversations
 from chat.pipeline import Event, Outcome
@@ -230,7 +230,10 @@ def _conversation_markdown(title: str, messages: list[dict[str, Any]]) -> str:
         lines += [m["text"], ""]
         for ref in m["references"]:
             pages = ", ".join(str(p) for p in ref["pages"])
-            lines.append(f"{ref['n']}. {ref['title']}{', p. ' + pages if pages else ''} — {ref['pdf_url']}")
+            reader = f"{ref['reader_url']} · " if ref.get("reader_url") else ""
+            lines.append(
+                f"{ref['n']}. {ref['title']}{', p. ' + pages if pages else ''} — {reader}{ref['pdf_url']}"
+            )
         lines.append("")
     return "\n".join(lines)
 

@@ -20,8 +20,8 @@ from app.auth.guards import signed_in
 from app.auth.wiring import page_context
 from app.rendering import AppPages, View
 from app.routing import PRIVATE
-from catalog import queries
 from catalog.arxiv_ids import InvalidArxivId, parse
+from catalog.papers import PaperSummary, paper_summaries
 
 
 @get("/chat", include_in_schema=False, guards=[signed_in], opt=PRIVATE)
@@ -34,14 +34,14 @@ async def chat_page(
     conversation = int(c) if c and c.isdigit() and 0 < int(c) < 2**63 else None
     sessions = request.app.state.services.sessions
 
-    def scoped() -> queries.PaperSummary | None:
+    def scoped() -> PaperSummary | None:
         """The paper ``?paper=`` names; an unknown or malformed id leaves the whole archive in scope."""
         try:
             arxiv_id = parse(paper or "").canonical
         except InvalidArxivId:
             return None
         with sessions() as db:
-            found = queries.paper_summaries(db, [arxiv_id])
+            found = paper_summaries(db, [arxiv_id])
         return found[0] if found else None
 
     view = View(

@@ -26,7 +26,8 @@ from app.negotiation import accept_qualities
 from app.rendering import AppPages
 from app.routing import PRIVATE, safe_next
 from app.services import in_transaction
-from catalog.queries import researcher_name, researcher_path
+from catalog.researchers import researcher_name
+from catalog.urls import researcher_path
 
 
 async def _set_follow(request: Request[Any, Any, Any], researcher_id: int, follow: bool) -> Response[Any]:

@@ -13,7 +13,7 @@ from app.auth.requester import requester
 from app.indexing_status import summary
 from app.rendering import AppPages, PageAnswer, View
 from app.services import Services
-from catalog.queries import catalogue_stats, newest_papers, top_categories
+from catalog.papers import catalogue_stats, newest_papers, top_categories
 
 
 @get("/", include_in_schema=False, opt={PAGE_OPT: True})

@@ -19,7 +19,7 @@ from app.params import InstitutionQuery, PageNumber
 from app.rendering import AppPages, PageAnswer, View
 from app.views.institutions import institution_view
 from app.views.listing import name_listing_view
-from catalog.queries import list_institutions
+from catalog.institutions import list_institutions
 
 
 @get("/institutions/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})

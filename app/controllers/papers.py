@@ -19,7 +19,7 @@ from app.asgi import PAGE_OPT
 from app.params import Category, PageNumber, checked_category
 from app.rendering import AppPages, PageAnswer, View, query_string
 from app.views.papers import paper_view
-from catalog.queries import newest_papers
+from catalog.papers import newest_papers
 
 
 async def _show(request: Request[Any, Any, Any], pages: AppPages, ident: str) -> PageAnswer:

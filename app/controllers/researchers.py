@@ -19,7 +19,7 @@ from app.params import Category, PageNumber, ResearcherQuery, checked_category
 from app.rendering import AppPages, PageAnswer, View
 from app.views.listing import name_listing_view
 from app.views.researchers import researcher_view
-from catalog.queries import list_researchers
+from catalog.researchers import list_researchers
 
 
 @get("/researchers/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})

@@ -44,7 +44,8 @@ md.core.ruler.push("citations", (state) => {
         if (!ref) continue;
         if (match.index > last) out.push(textToken(state, token.content.slice(last, match.index)));
         const open = new state.Token("link_open", "a", 1);
-        open.attrs = [["href", ref.paper_url], ["class", "cite"], ["title", refTitle(ref)]];
+        // Our page reader at the cited quote (the paper's page when the passage has no page).
+        open.attrs = [["href", atQuote(ref.reader_url) || ref.paper_url], ["class", "cite"], ["title", refTitle(ref)]];
         out.push(open, textToken(state, match[0]), new state.Token("link_close", "a", -1));
         last = match.index + match[0].length;
       }
@@ -65,6 +66,21 @@ function pagesText(pages) {
   if (!pages || pages.length === 0) return "";
   const first = pages[0], last = pages[pages.length - 1];
   return first === last ? `p. ${first}` : `pp. ${first}–${last}`;
+}
+
+/** Our page reader at ``page`` of passage ``p``'s paper, with ``quote`` highlighted there. */
+function readerHref(p, page, quote) {
+  if (!p?.arxiv_id || !page) return null;
+  const text = (quote ?? "").replace(/\s+/g, " ").trim().slice(0, 500);
+  return `/papers/${p.arxiv_id}/pages/${page}` + (text ? `?quote=${encodeURIComponent(text)}#quote` : "");
+}
+
+/** A reader address scrolled to its highlighted quote (``#quote``, the first mark on the page). */
+const atQuote = (url) => (url && url.includes("?quote=") ? `${url}#quote` : url);
+
+/** The arXiv PDF, second to our reader: " · arXiv PDF". */
+function arxivLink(url) {
+  return url ? [" · ", link(url, "arXiv PDF", { class: "arxiv-pdf", rel: "noreferrer" })] : [];
 }
 
 function refTitle(ref) {
@@ -180,11 +196,13 @@ function evidenceList(passages, quotes = []) {
   for (const p of passages) {
     const pages = pagesText(p.pages);
     const quote = quotes.find((q) => q.key === p.key);
+    const page = quote?.page ?? (p.pages ?? [])[0];
     list.append(el("li", { dataset: { key: p.key ?? "" } },
       el("p", { class: "evidence-source" },
         link(p.paper_url, p.title),
         pages ? " · " : null,
-        pages ? link(p.pdf_url, `PDF ${pages}`, { class: "pdf-page" }) : null,
+        pages ? link(readerHref(p, page, quote?.text), pages, { class: "pdf-page" }) : null,
+        ...(pages ? arxivLink(p.pdf_url) : []),
         // Shown for its key quote only: the model did not read it, so the answer cannot cite it.
         p.read_by_model === false ? el("span", { class: "unread", text: " · quoted here, not read by the model" }) : null),
       passageText(p.quote ?? "", quote)));
@@ -205,7 +223,8 @@ function quoteList(quotes, passages) {
         link(p.paper_url, p.title ?? "the paper"),
         page ? " · " : null,
         // All the pages the quote's passage spans: a quote in a chunk across a page break may be on either.
-        page ? link(pdf, pagesText(q.pages?.length ? q.pages : [page]), { class: "pdf-page" }) : null)));
+        page ? link(readerHref(p, page, q.text), pagesText(q.pages?.length ? q.pages : [page]), { class: "pdf-page" }) : null,
+        ...(page ? arxivLink(pdf) : []))));
   }
   return list;
 }
@@ -218,7 +237,8 @@ function referenceList(references) {
       link(ref.paper_url, ref.title),
       ` (arXiv:${ref.arxiv_id})`,
       pages ? " · " : null,
-      pages ? link(ref.pdf_url, `PDF ${pages}`, { class: "pdf-page" }) : null));
+      pages ? link(atQuote(ref.reader_url) || ref.pdf_url, pages, { class: "pdf-page" }) : null,
+      ...(pages && ref.reader_url ? arxivLink(ref.pdf_url) : [])));
   }
   return list;
 }

@@ -9,17 +9,17 @@ from sqlalchemy.orm import Session
 from app.rendering import Pages, Redirect, View, query_string
 from app.structured_data import organization
 from catalog.institutions import (
-    InstitutionSummary,
+    InstitutionDetail,
     institution_papers,
     institution_researchers,
     resolve_institution,
     ror_id_of,
 )
-from catalog.queries import institution_detail
 from catalog.row_ids import looks_like_row_id
+from catalog.urls import row_ident
 
 
-def resolve(db: Session, ident: str) -> InstitutionSummary:
+def resolve(db: Session, ident: str) -> InstitutionDetail:
     """The institution ``ident`` names (see :func:`catalog.institutions.find_institutions`: among
     namesakes the display name, then active records, then most papers here win); 404 otherwise."""
     text = ident[4:] if ident[:4].lower() == "ror:" else ident
@@ -28,7 +28,7 @@ def resolve(db: Session, ident: str) -> InstitutionSummary:
         return found
     if ror_id := ror_id_of(text):
         raise NotFoundException(detail=f"No institution with ROR id {ror_id} is in this archive.")
-    if looks_like_row_id(head := text.partition("-")[0]):
+    if looks_like_row_id(head := row_ident(text)):
         raise NotFoundException(detail=f"There is no institution with id {head}.")
     raise NotFoundException(
         detail=f"No institution is called “{ident}”. Institution addresses look like "
@@ -41,16 +41,13 @@ def institution_view(
 ) -> View | Redirect:
     """The institution page for ``ident``; a Redirect when ``requested`` is another spelling of its
     address (None: no address was requested, as for an MCP tool)."""
-    found = resolve(db, ident)
-    if requested is not None and requested != found.path:
-        return Redirect(found.path + query_string(page=page))
-    detail = institution_detail(db, found.id)
-    if detail is None:  # deleted between the two statements
-        raise NotFoundException(detail=f"There is no institution with id {found.id}.")
-    listing = institution_papers(db, found.id, page=page, size=pages.settings.server.page_size)
+    detail = resolve(db, ident)
+    if requested is not None and requested != detail.path:
+        return Redirect(detail.path + query_string(page=page))
+    listing = institution_papers(db, detail.id, page=page, size=pages.settings.server.page_size)
     if page > listing.pages:
         raise NotFoundException(detail=f"There is no page {page}; this list has {listing.pages}.")
-    people = institution_researchers(db, found.id, limit=30)
+    people = institution_researchers(db, detail.id, limit=30)
     where = f" ({detail.location})" if detail.location else ""
     return View(
         template="institution",

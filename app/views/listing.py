@@ -9,7 +9,7 @@ from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
 from app.rendering import View, query_string
-from catalog.queries import Page
+from catalog.listing import Page
 
 
 def name_listing_view(

@@ -3,8 +3,6 @@ address)."""
 
 from __future__ import annotations
 
-import re
-
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
@@ -14,21 +12,14 @@ from app.rendering import Redirect, View
 from app.site import Site
 from app.structured_data import scholarly_article
 from catalog import arxiv_ids
-from catalog.queries import paper_detail, paper_path
-
-# The id part of ``/papers/<id>-<slug>``; anything after the first hyphen that follows it is a slug.
-_NEW_STYLE = re.compile(r"(?P<id>\d{4}\.\d{4,5}(?:v\d+)?)(?:-(?P<slug>.*))?", re.ASCII | re.DOTALL)
-_OLD_STYLE = re.compile(
-    r"(?P<id>[A-Za-z]+(?:-[A-Za-z]+)?(?:\.[A-Za-z-]+)?/\d{7}(?:v\d+)?)(?:-(?P<slug>.*))?",
-    re.ASCII | re.DOTALL,
-)
+from catalog.papers import paper_detail
+from catalog.urls import paper_ident, paper_path
 
 
 def parse_paper_ident(ident: str) -> arxiv_ids.ArxivId:
     """The arXiv id at the start of a paper address; 404 with the reason when there is none."""
-    match = _NEW_STYLE.fullmatch(ident) or _OLD_STYLE.fullmatch(ident)
     try:
-        return arxiv_ids.parse(match["id"] if match else ident)
+        return arxiv_ids.parse(paper_ident(ident))
     except arxiv_ids.InvalidArxivId as exc:
         raise NotFoundException(
             detail=f"{exc}. Paper addresses look like /papers/2401.01234 or /papers/hep-th/9901001."

@@ -12,8 +12,9 @@ from app.rendering import Pages, Redirect, View, query_string
 from app.structured_data import person
 from app.views.prose import ATTRIBUTION_PATH
 from catalog.enrichment import surviving_researcher_id
-from catalog.queries import coauthor_network, researcher_papers, researcher_profile
+from catalog.researchers import coauthor_network, researcher_papers, researcher_profile
 from catalog.row_ids import looks_like_row_id, parse_row_id
+from catalog.urls import row_ident
 
 
 def researcher_view(
@@ -27,7 +28,7 @@ def researcher_view(
 ) -> View | Redirect:
     """The researcher page for ``ident``; a Redirect when ``requested`` is another spelling of its
     address (None: no address was requested, as for an MCP tool)."""
-    head = ident.partition("-")[0]
+    head = row_ident(ident)
     researcher_id = parse_row_id(head)
     if researcher_id is None and not looks_like_row_id(head):
         raise NotFoundException(

@@ -4,6 +4,7 @@ their parameters."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from litestar.exceptions import ServiceUnavailableException
 from markupsafe import Markup, escape
@@ -11,13 +12,14 @@ from markupsafe import Markup, escape
 from app.indexing_status import summary
 from app.rendering import View, md_escape, query_string
 from app.services import Services
-from catalog.queries import paper_path, researcher_path
 from catalog.search_queries import SearchFilters
+from catalog.urls import paper_path, reader_path, researcher_path
 from retrieval.search import (
     MODES,
     SORTS,
     Mode,
     QueryError,
+    SearchHit,
     SearchRequest,
     SearchResults,
     SearchService,
@@ -77,6 +79,32 @@ def _params(request: SearchRequest, **change: object) -> dict[str, object]:
     }
     params.update(change)
     return params
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+
+
+def snippet_quote(snippet: Snippet) -> str:
+    """The snippet's sentence that holds its first matched word (what the page reader highlights),
+    without the ellipses that mark a cut; at most 300 characters."""
+    text, at = snippet.text, snippet.highlights[0][0] if snippet.highlights else 0
+    start = 0
+    for sentence in _SENTENCE_BREAK.split(text):
+        begin = text.find(sentence, start)
+        if begin <= at < begin + len(sentence) or begin > at:
+            text = sentence
+            break
+        start = begin + len(sentence)
+    text = text.strip().strip("…").strip()
+    return text if len(text) <= 300 else text[:301].rsplit(" ", 1)[0]
+
+
+def snippet_reader(hit: SearchHit) -> str | None:
+    """Our page reader at a full-text snippet's page, its sentence highlighted; None otherwise."""
+    snippet = hit.snippet
+    if snippet is None or snippet.kind != "body" or not snippet.page_start:
+        return None
+    return reader_path(hit.paper.arxiv_id, snippet.page_start, snippet_quote(snippet))
 
 
 def highlight_html(snippet: Snippet) -> Markup:
@@ -154,6 +182,7 @@ def search_view(services: Services, wanted: SearchRequest, show_debug: bool = Fa
             "page_query": lambda n: query_string(**_params(req, page=n)),
             "highlight": highlight_html,
             "highlight_md": highlight_md,
+            "snippet_reader": snippet_reader,
             "paper_path": lambda p: paper_path(p.arxiv_id, p.title),
             "researcher_path": researcher_path,
         },

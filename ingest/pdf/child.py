@@ -91,7 +91,12 @@ def main(argv: list[str]) -> int:
         try:
             if "page" in request:  # the page reader: one page drawn, the quote located
                 result = page_view(
-                    data, request["page"], request["zoom"], request["quote"], request["max_pages"]
+                    data,
+                    request["page"],
+                    request["zoom"],
+                    request["quote"],
+                    request["max_pages"],
+                    draw=request.get("draw", True),
                 )
             else:
                 result = parse_document(

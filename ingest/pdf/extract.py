@@ -8,6 +8,7 @@ reader cannot see are set aside as hidden text, the rest become lines and blocks
 from __future__ import annotations
 
 import base64
+import itertools
 from typing import Any
 
 import pymupdf
@@ -306,6 +307,9 @@ def parse_document(data: bytes, *, max_pages: int, max_chars_per_page: int) -> d
     return {"pages": out_pages, "hidden": hidden, "metadata": metadata, "page_count": page_count}
 
 
+# search_for's defaults without TEXT_PRESERVE_LIGATURES: a quote is plain text ("first"), the page
+# often prints a ligature ("ﬁrst"); hyphenated line ends still match the joined word.
+_SEARCH_FLAGS = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 MAX_QUOTE_CHARS = 500  # a cited quote is a sentence or two; longer input is refused, not searched
 
 
@@ -314,6 +318,8 @@ def quote_rects(
 ) -> list[tuple[float, float, float, float]]:
     """Where ``quote`` stands on 1-based page ``number``: PyMuPDF's ``search_for`` rectangles in
     page points (one per line the quote spans), empty when the page does not hold it."""
+    if not quote.strip():
+        raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
     return page_view(data, number, 0, quote, max_pages, draw=False)["rects"]
 
 
@@ -327,25 +333,59 @@ def render_page(data: bytes, number: int, zoom: float, max_pages: int) -> tuple[
 def page_view(
     data: bytes, number: int, zoom: float, quote: str, max_pages: int, *, draw: bool = True
 ) -> dict[str, Any]:
-    """The page reader's wire answer, from one opening of the document: the PNG (base64, the reply
-    frame is JSON), the page's text, the page count and the quote's rectangles in page points
-    (empty without a quote). ``draw=False`` only locates the quote."""
+    """The page reader's wire answer, from one opening of the document: the page count, the page's
+    size in points (``[width, height]``, what the rectangles are measured against), its text, the
+    quote's rectangles in page points relative to the page's top-left corner (empty without a
+    quote) and, with ``draw``, the PNG at ``zoom`` × 72 dpi (base64: the reply frame is JSON)."""
     if number < 1:
         raise PdfRejected(f"page {number} does not exist")
     text = " ".join(quote.split())
-    if (quote or not draw) and not 0 < len(text) <= MAX_QUOTE_CHARS:
+    if len(text) > MAX_QUOTE_CHARS:
         raise PdfRejected(f"a quote must be 1 to {MAX_QUOTE_CHARS} characters")
     doc = _open(data, max_pages)
     try:
         if number > doc.page_count:
             raise PdfRejected(f"page {number} is past the last page ({doc.page_count})")
         page = doc[number - 1]
-        view: dict[str, Any] = {"pages": doc.page_count, "rects": []}
+        box = page.rect  # what get_pixmap draws (the crop box, rotation applied)
+        view: dict[str, Any] = {
+            "pages": doc.page_count,
+            "size": [box.width, box.height],
+            "text": clean(page.get_text("text")),
+            "rects": [],
+        }
         if text:
-            view["rects"] = [(r.x0, r.y0, r.x1, r.y1) for r in page.search_for(text)]
+            found = page.search_for(text, flags=_SEARCH_FLAGS)
+            if not found:  # printed otherwise somewhere (a formula, a reordered column): its ends
+                found = _quote_ends(page, text)
+                view["partial"] = bool(found)
+            view["rects"] = [(r.x0 - box.x0, r.y0 - box.y0, r.x1 - box.x0, r.y1 - box.y0) for r in found]
         if draw:
             png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
-            view |= {"png": base64.b64encode(png).decode("ascii"), "text": clean(page.get_text("text"))}
+            view["png"] = base64.b64encode(png).decode("ascii")
         return view
     finally:
         doc.close()
+
+
+QUOTE_END_WORDS = 6  # a quote not found whole is looked for by its first and last six words
+
+
+def _quote_ends(page: Any, text: str) -> list[Any]:
+    """The rectangles of the quote's first and last QUOTE_END_WORDS words, each only where it is
+    printed exactly once on the page (a phrase found twice would mark the wrong place)."""
+    words = text.split()
+    if len(words) < 2 * QUOTE_END_WORDS:
+        return []
+    found: list[Any] = []
+    for phrase in (" ".join(words[:QUOTE_END_WORDS]), " ".join(words[-QUOTE_END_WORDS:])):
+        rects = page.search_for(phrase, flags=_SEARCH_FLAGS)
+        lines = {round(r.y0) for r in rects}
+        if len(lines) == 1 or (rects and _one_run(rects)):
+            found += rects
+    return found
+
+
+def _one_run(rects: list[Any]) -> bool:
+    """Rectangles of one occurrence across a line break: consecutive lines, a few points apart."""
+    return all(0 < b.y0 - a.y0 < 2.5 * (a.y1 - a.y0) for a, b in itertools.pairwise(rects))

@@ -187,12 +187,19 @@ class PdfParserPool:
         return parsed
 
     def page(
-        self, source: Path | bytes, limits: PdfLimits, number: int, zoom: float, quote: str
+        self,
+        source: Path | bytes,
+        limits: PdfLimits,
+        number: int,
+        zoom: float,
+        quote: str,
+        *,
+        draw: bool = True,
     ) -> dict[str, Any]:
-        """Page ``number`` drawn in a child (see ``extract.page_view``); raises PdfRejected."""
-        child, reply = self._send(
-            _checked(source, limits), limits, {"page": number, "zoom": zoom, "quote": quote}
-        )
+        """Page ``number`` read in a child (see ``extract.page_view``: its size, text and the
+        quote's rectangles, and with ``draw`` the PNG); raises PdfRejected."""
+        request = {"page": number, "zoom": zoom, "quote": quote, "draw": draw}
+        child, reply = self._send(_checked(source, limits), limits, request)
         self._release(child, reply)
         if not reply.get("ok"):
             raise PdfRejected(scrub(str(reply.get("reason")))[:500])

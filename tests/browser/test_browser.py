@@ -290,6 +290,7 @@ def test_every_page_type_passes_the_accessibility_audit(page: tuple[Page, Log], 
         "/papers",
         "/search",
         "/search?q=stochastic+optimization",
+        f"/papers/{ADAM}/pages/1?quote=adaptive+moments",  # the page reader without a PDF held here
         "/search?q=qxzvbnm+wplkjh",
         "/about",
         "/about/researchers",

@@ -15,11 +15,14 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import parse_qs, quote_plus, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
-from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, Log, open_tab
+from ingest.pdf.extract import quote_rects
+from settings import SHARED_DATA
+from tests.browser.test_browser import AXE, AXE_RULES, AXE_RUN, VIEWPORT, Log, open_tab
 from tests.integration.chat_corpus import FULL_TEXT, build
 from tests.integration.scripted_llm import ScriptedLLM
 from tests.integration.signin_peers import app_processes, printed_link
@@ -135,17 +138,27 @@ def test_asking_in_the_dock_shows_evidence_then_streamed_tokens_then_a_working_c
 
     evidence = page.locator("[data-chat-dock] .evidence-list li").first
     assert TITLE in evidence.inner_text()
-    pdf = evidence.locator("a.pdf-page")
-    assert (pdf.get_attribute("href") or "").split("#page=")[1].isdigit()
+    # The page opens our reader (at the passage's key quote); arXiv's PDF is the second link.
+    reader = evidence.locator("a.pdf-page").get_attribute("href") or ""
+    assert re.fullmatch(rf"/papers/{PAPER}/pages/\d+(\?quote=.+)?", reader), reader
+    assert (evidence.locator("a.arxiv-pdf").get_attribute("href") or "").split("#page=")[1].isdigit()
     assert references.locator("li").first.locator("a").first.inner_text() == TITLE
-    assert "#page=" in (references.locator("a.pdf-page").first.get_attribute("href") or "")
+    assert "#page=" in (references.locator("a.arxiv-pdf").first.get_attribute("href") or "")
 
     cite = answer.get_by_role("link", name="[1]")
     href = cite.get_attribute("href") or ""
-    assert href.startswith(f"/papers/{PAPER}")
+    assert href.startswith(f"/papers/{PAPER}/pages/"), href
     cite.click()
-    page.wait_for_url(f"**{href}")
-    assert page.get_by_role("heading", level=1).inner_text() == TITLE
+    page.wait_for_url(re.compile(rf"/papers/{re.escape(PAPER)}/pages/\d+"))
+    assert page.get_by_role("heading", level=1).inner_text().startswith(TITLE)
+    # The reader at the cited key quote, highlighted where PyMuPDF finds it on that page.
+    opened = urlsplit(page.url)
+    quote = parse_qs(opened.query)["quote"][0]
+    number = int(opened.path.rsplit("/", 1)[1])
+    pdf = (SHARED_DATA / "pdfs" / "arxiv" / f"{PAPER}.pdf").read_bytes()
+    found = quote_rects(pdf, number, quote, max_pages=500)
+    assert found, f"the key quote is not on page {number}: {quote!r}"
+    expect(page.locator("rect.reader-mark")).to_have_count(len(found))
     assert len(model.requests) == 1
 
     # The conversation follows the reader: on the paper page the dock shows it and a follow-up joins it.
@@ -466,3 +479,44 @@ def first_key(messages: list[dict[str, str]]) -> str:
     user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
     found = re.search(r"^\[(S\d+)\]", user, re.MULTILINE)
     return found[1] if found else "S1"
+
+
+# On page 2 of "Attention Is All You Need", over two printed lines.
+READER_QUOTE = (
+    "the Transformer is the first transduction model relying entirely on self-attention to compute "
+    "representations of its input and output"
+)
+
+
+@pytest.mark.parametrize("viewport", [VIEWPORT, PHONE], ids=["desktop", "phone"])
+def test_the_page_reader_highlights_the_quote_where_pymupdf_finds_it(
+    signed_in: Tab, viewport: ViewportSize
+) -> None:
+    page = signed_in.page
+    page.set_viewport_size(viewport)
+    try:
+        page.goto(f"/papers/{PAPER}/pages/2?quote={quote_plus(READER_QUOTE)}#quote")
+        expect(page.locator("#quote")).to_be_in_viewport()  # the link scrolls to the first mark
+        image = page.locator("img.reader-image")
+        expect(image).to_be_visible()
+        page.wait_for_function("document.querySelector('img.reader-image').naturalWidth > 0")
+        shown = image.bounding_box()
+        assert shown is not None and shown["width"] <= viewport["width"]
+        pdf = (SHARED_DATA / "pdfs" / "arxiv" / f"{PAPER}.pdf").read_bytes()
+        expected = quote_rects(pdf, 2, READER_QUOTE, max_pages=500)
+        marks = page.locator("rect.reader-mark")
+        assert marks.count() == len(expected) == 2
+        width, height = 612.0, 792.0  # US Letter, in points
+        for i, (x0, y0, x1, _y1) in enumerate(expected):
+            box = marks.nth(i).bounding_box()
+            assert box is not None
+            scale = shown["width"] / width
+            assert abs(box["x"] - (shown["x"] + x0 * scale)) < 2
+            assert abs(box["y"] - (shown["y"] + y0 * shown["height"] / height)) < 2
+            assert abs(box["width"] - (x1 - x0) * scale) < 2
+        assert "Text of page 2" in page.locator(".reader-text").inner_text()
+        assert "transduction model" in page.locator(".reader-text").inner_text()
+        audit(page)
+        assert not signed_in.log.csp_violations and not signed_in.log.page_errors
+    finally:
+        page.set_viewport_size(VIEWPORT)

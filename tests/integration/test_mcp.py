@@ -454,6 +454,10 @@ def test_ask_answers_with_checked_references(site: McpSite, model: ScriptedLLM) 
     assert all(p["arxiv_id"] == INDEXED for p in data["passages"])
     markdown = text_of(result)
     assert "## References" in markdown and ref["paper_url"] in markdown
+    # An agent gets our page reader at the cited passage, absolute like the paper's address.
+    reader = ref["reader_url"]
+    assert reader.startswith(("https://", "http://")) and f"/papers/{INDEXED}/pages/" in reader
+    assert ref["reader_url"] in markdown
     assert len(model.requests) == 1, "one model call"
 
 

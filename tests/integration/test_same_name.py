@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from catalog.db import recorded_statements
 from catalog.models import Authorship, Paper, PaperCategory, Researcher
 from catalog.names import person_key
-from catalog.queries import SAME_NAME_LIMIT, researcher_profile
+from catalog.researchers import SAME_NAME_LIMIT, researcher_profile
 
 _ids = count(1)
 

@@ -23,4 +23,10 @@ def test_a_quote_names_every_page_its_passage_spans() -> None:
         answer_markdown(_outcome((4, 5)))
     )
     one = answer_markdown(_outcome((5,)))
-    assert "attention-is-all-you-need), p. 5\n" in one and "pp." not in one
+    assert "attention-is-all-you-need), p. 5 · [the page, highlighted]" in one and "pp." not in one
+
+
+def test_a_quote_links_to_the_page_reader_at_its_first_page() -> None:
+    quoted = "In+this+work+we+employ+h+%3D+8+parallel+attention+layers%2C+or+heads."
+    link = f"[the page, highlighted](/papers/1706.03762/pages/4?quote={quoted})"
+    assert link in answer_markdown(_outcome((4, 5)))

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from chat.citations import KeyFilter, declines, references, verify
 from chat.context import KeyedPassage
+from chat.quotes import Quote
 from retrieval.embedder import Embedder, EmbedderError, MiniLMEmbedder
 
 ADAM = KeyedPassage(
@@ -106,6 +107,25 @@ def test_references_are_built_from_passages_in_citation_order() -> None:
     ]
     assert refs[1]["pdf_url"] == "https://arxiv.org/pdf/1412.6980v9#page=2"
     assert str(refs[1]["paper_url"]).startswith("/papers/1412.6980-")
+    assert refs[1]["reader_url"] == "/papers/1412.6980/pages/2"  # no key quote: the first page
+
+
+def test_a_reference_opens_the_page_reader_at_its_best_key_quote() -> None:
+    keys = KeyFilter(["S1", "S2"])
+    keys.feed("x [S1] y [S2]")
+    quotes = [
+        Quote("S2", "We present a residual learning framework", 0, 40, (1,), 0.9),
+        Quote("S1", "Good default settings are alpha = 0.001", 150, 190, (3,), 0.8),
+        Quote("S1", "Adam computes individual adaptive learning rates", 0, 49, (2,), 0.5),
+    ]
+    refs = references([ADAM, RESNET], keys.numbers, quotes)
+    assert (
+        refs[0]["reader_url"] == "/papers/1412.6980/pages/3?quote=Good+default+settings+are+alpha+%3D+0.001"
+    )
+    assert (
+        refs[1]["reader_url"] == "/papers/1512.03385/pages/1?quote=We+present+a+residual+learning+framework"
+    )
+    assert ADAM.to_json()["reader_url"] == "/papers/1412.6980/pages/2"
 
 
 def test_an_uncited_sentence_a_passage_supports_gets_its_citation(embedder: Embedder | None) -> None:

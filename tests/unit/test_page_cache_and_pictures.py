@@ -6,7 +6,7 @@ import math
 
 from app.graphics import HEIGHT, WIDTH, network_picture
 from app.rendering import PageCache, Rendered
-from catalog.queries import Network, NetworkNode
+from catalog.researchers import Network, NetworkNode
 
 
 def _page(n: int) -> Rendered:

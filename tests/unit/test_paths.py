@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from catalog.queries import paper_path, researcher_path, slugify
+from catalog.urls import institution_path, paper_ident, paper_path, researcher_path, row_ident, slugify
 
 
 @pytest.mark.parametrize(
@@ -39,6 +39,21 @@ def test_a_slug_is_url_safe_and_bounded(text: str) -> None:
     assert slug and len(slug) <= 80
     assert all(c.isascii() and (c.isalnum() or c == "-") for c in slug)
     assert not slug.startswith("-") and not slug.endswith("-")
+
+
+@given(
+    st.sampled_from(["1706.03762", "2401.01234", "hep-th/9901001", "math.GT/0309136"]), st.text(max_size=80)
+)
+def test_an_address_gives_back_its_id(arxiv_id: str, title: str) -> None:
+    assert paper_ident(paper_path(arxiv_id, title).removeprefix("/papers/")) == arxiv_id
+    assert paper_ident(paper_path(arxiv_id, title, 3).removeprefix("/papers/")) == f"{arxiv_id}v3"
+    assert row_ident(researcher_path(42, title).removeprefix("/researchers/")) == "42"
+    assert row_ident(institution_path(7, title).removeprefix("/institutions/")) == "7"
+
+
+def test_an_address_without_an_id_is_left_for_the_parser_to_refuse() -> None:
+    assert paper_ident("not-a-paper") == "not-a-paper"
+    assert row_ident("ada-lovelace") == "ada"
 
 
 def test_one_id_type_for_paths_and_bodies() -> None:

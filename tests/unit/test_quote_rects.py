@@ -61,3 +61,15 @@ def test_the_pool_draws_pages_and_refuses_a_page_past_the_end() -> None:
             pool.page(PDF, PdfLimits(), 3, 1.0, "")
     finally:
         pool.close()
+
+
+def test_a_page_read_without_drawing_gives_its_size_text_and_the_quote_inside_it() -> None:
+    pool = PdfParserPool()
+    try:
+        view = pool.page(PDF, PdfLimits(), 2, 1.0, "every token", draw=False)
+    finally:
+        pool.close()
+    assert "png" not in view and "Transformers" in view["text"] and view["pages"] == 2
+    width, height = view["size"]
+    [(x0, y0, x1, y1)] = view["rects"]
+    assert 0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height
