@@ -120,6 +120,12 @@ class ArxivSettings(_Section):
         "https://oaipmh.arxiv.org/oai",
         description="arXiv OAI-PMH base URL (`metadataPrefix=arXiv`), used by `python -m ingest oai`.",
     )
+    arxiv_pdf_url: str = Field(
+        "https://arxiv.org/pdf/",
+        description="Base URL of arXiv's PDFs: a paper's PDF is fetched from `<this>/<id>` when someone asks "
+        "for its full text. Its host is allowed besides arXiv's own (https and public addresses only, "
+        "unless it is a loopback address: a local mirror, or the tests' stand-in).",
+    )
     arxiv_interval_seconds: float = Field(
         3.0,
         ge=0,
@@ -518,6 +524,12 @@ class LimitSettings(_Section):
     )
     limit_chat_streams: int = Field(
         2, ge=1, description="Chat answers one person or token may stream at the same time."
+    )
+    limit_fulltext_per_day: int = Field(
+        20,
+        ge=0,
+        description="Papers one person may ask the full text of per day (each fetches a PDF from arXiv); "
+        "asking for a paper already queued or indexed costs nothing. 0: nobody may ask.",
     )
 
     @staticmethod

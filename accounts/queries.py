@@ -24,7 +24,9 @@ from catalog.urls import researcher_path
 
 TOKEN_PREFIX = "wvp_"  # noqa: S105 - a marker, not a secret
 FEED_PREFIX = "wvf_"
-SCOPES = ("read", "chat")  # read: agent endpoints and MCP; chat: the chat API
+# read: agent endpoints and MCP; chat: the chat API; fulltext: ask for a paper's full text (a fetch
+# from arXiv, counted against the person's daily quota).
+SCOPES = ("read", "chat", "fulltext")
 # A token's last use is written at most this often (a write per API request would be a write
 # transaction per request on SQLite).
 _LAST_USED_EVERY = dt.timedelta(minutes=1)

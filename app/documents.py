@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
@@ -76,6 +76,27 @@ class Version:
     size: str | None
 
 
+FullTextStateName = Literal["none", "queued", "fetching", "parsing", "indexing", "indexed", "failed"]
+
+
+@dataclass
+class FullTextState:
+    """Whether a paper's full text is held, and where getting it has got."""
+
+    arxiv_id: str
+    state: FullTextStateName
+    held: bool  # the full text is indexed (search and chat use its pages)
+    message: str  # one sentence for a person
+    position: int | None  # while queued: 1 = next
+    reason: str | None  # why it failed, or (while queued) why it is waiting to be tried again
+    pages: int | None
+    chunks: int | None
+    can_request: bool  # asking would queue a fetch (none or failed)
+    paper_url: str
+    updated_at: dt.datetime | None
+    requested: bool = False  # in an answer to an ask: this ask queued a new fetch
+
+
 @dataclass
 class Paper:
     arxiv_id: str
@@ -97,6 +118,8 @@ class Paper:
     citation_count: int | None
     url: str
     markdown_url: str
+    # Whether the full text is held, and where getting it has got (GET /api/papers/<id>/fulltext).
+    full_text: FullTextState | None = None
 
 
 @dataclass

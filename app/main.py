@@ -25,6 +25,7 @@ from app.controllers import (
     chat_pages,
     chat_status,
     follows,
+    fulltext,
     health,
     home,
     ingest_status,
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *follows.ROUTE_HANDLERS,
             *chat.ROUTE_HANDLERS,
             *chat_pages.ROUTE_HANDLERS,
+            *fulltext.ROUTE_HANDLERS,
             health.readyz,
             agent_mcp.mcp_endpoint,
             create_static_files_router(

@@ -14,6 +14,9 @@ module that imports ``mcp``).
   with canonical URLs) and the JSON API's document for the same thing (structured content), from
   the same queries; errors that would be a 4xx page are tool errors with the same sentence.
 - **Limits.** Tool calls count against ``WOVEPAPER_LIMIT_MCP`` per token, person or client address.
+- **``request_full_text`` needs a token** with the ``fulltext`` scope (refused at the HTTP level
+  like ``ask``): it queues the paper's PDF to be fetched from arXiv and indexed, through the same
+  service as ``POST /api/papers/<id>/fulltext``, and counts against the person's daily quota.
 - **``ask`` needs a token.** It runs the chat pipeline for a person: a call to it without a bearer
   token with the ``chat`` scope is refused at the HTTP level by the SDK's ``RequireAuthMiddleware``
   (401, or 403 for a token without the scope, with its ``WWW-Authenticate`` header), and an answer
@@ -46,10 +49,12 @@ from pydantic import Field, TypeAdapter
 from sqlalchemy.orm import Session
 from starlette.authentication import AuthCredentials
 
+from app import fulltext as full_texts
 from app.auth.requester import AUTH_OPT, Actor, requester
 from app.auth.wiring import client_of, enforce
 from app.chat_turns import ChatQuestion, admit_question, answer_markdown, chat_turn
 from app.documents import (
+    FullTextState,
     Institution,
     Paper,
     Researcher,
@@ -183,6 +188,7 @@ class AgentServer:
         )
         # What a call to ``ask`` goes through: the SDK's check of the bearer token and its scope.
         self.ask_gate = RequireAuthMiddleware(self.asgi, required_scopes=["chat"])
+        self.full_text_gate = RequireAuthMiddleware(self.asgi, required_scopes=[full_texts.SCOPE])
 
     @property
     def services(self) -> Services:
@@ -276,8 +282,10 @@ class AgentServer:
                     paper_passages(self.services.store, detail.arxiv_id) if status.status == "done" else []
                 )
                 sections = outline(passages)
+                document = paper_document(self.pages.site, detail)
+                document.full_text = view.context["full_text"]  # as GET /api/papers/<id> has it
                 found = PaperWithText(
-                    paper_document(self.pages.site, detail),
+                    document,
                     status,
                     [SectionStart(s.title, s.page) for s in sections],
                 )
@@ -364,6 +372,31 @@ class AgentServer:
 
             markdown, found = await self._call(work)
             return _result(markdown, Institution, found)
+
+        @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True))
+        async def request_full_text(arxiv_id: ArxivIdArg) -> Annotated[CallToolResult, FullTextState]:
+            """Ask for a paper's full text when get_paper says it is not indexed: its PDF is fetched
+            from arXiv, parsed and indexed in the background (queued, fetching, parsing, indexing,
+            then indexed, or failed with the reason). Calling it again answers the state without
+            fetching twice, so it also tells how far it has got. Needs a bearer API token with the
+            fulltext scope; each new fetch counts against that person's daily quota."""
+            connection = _CONNECTION.get()
+            actor = requester(connection)
+            if actor is None or not actor.can(full_texts.SCOPE):  # the HTTP gate refused these already
+                raise ToolError("request_full_text needs a bearer API token with the fulltext scope.")
+            await _admit(self.settings)
+            try:
+                state, _queued = await full_texts.request_full_text(
+                    connection, self.services, actor, arxiv_id
+                )
+            except HTTPException as exc:
+                raise ToolError(str(exc.detail)) from exc
+            except LimitExceeded as exc:
+                raise ToolError(
+                    f"Over your full-text quota ({exc.what}); try again in {exc.retry_after_header} s."
+                ) from exc
+            state.paper_url = self.pages.site.url(state.paper_url)  # absolute, as every tool's URLs
+            return _result(full_texts.state_markdown(state), FullTextState, state)
 
         @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
         async def ask(
@@ -539,7 +572,7 @@ def _pages_markdown(text: PageText) -> str:
 
 def _full_text_markdown(found: PaperWithText) -> str:
     status = found.full_text
-    lines = ["## Full text", ""]
+    lines = ["## Reading the full text", ""]  # the page's own "Full text" section says whether it is held
     if status.status == "done":
         lines.append(
             f"Indexed: {status.pages or '?'} pages in {status.chunks or '?'} passages. Read them with "
@@ -547,7 +580,10 @@ def _full_text_markdown(found: PaperWithText) -> str:
         )
     else:
         reason = f" ({status.reason})" if status.reason else ""
-        lines.append(f"Not indexed ({status.status}{reason}): the abstract above is what there is.")
+        lines.append(
+            f"Not indexed ({status.status}{reason}): the abstract above is what there is. "
+            "request_full_text fetches it (a token with the fulltext scope)."
+        )
     if found.sections:
         lines += ["", "Sections (starting page):", ""]
         lines += [f"- p. {s.page}: {s.title}" for s in found.sections]
@@ -609,6 +645,9 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         body, receive = await _read_body(receive)
         if _calls_tool(body, "ask"):
             target = agents.ask_gate
+            forwarded.update(_sdk_identity(requester(ASGIConnection(scope))))
+        elif _calls_tool(body, "request_full_text"):
+            target = agents.full_text_gate
             forwarded.update(_sdk_identity(requester(ASGIConnection(scope))))
     token = _CONNECTION.set(ASGIConnection(scope))
     try:

@@ -84,6 +84,12 @@ ROUTES: tuple[RouteDoc, ...] = (
         "/api/papers/{archive}/{number}",
         "JSON: one paper by old-style id, e.g. `/api/papers/hep-th/9901001`.",
     ),
+    RouteDoc(
+        "/api/papers/{arxiv_id}/fulltext",
+        "JSON: `GET` whether the paper's full text is held and where getting it has got; `POST` asks "
+        "for it (signed in, or a token with the `fulltext` scope): fetched from arXiv and indexed.",
+    ),
+    RouteDoc("/api/papers/{archive}/{number}/fulltext", "JSON: the same by old-style id."),
     RouteDoc("/api/researchers", "JSON: researchers, most papers first; `q`, `page`, `size`."),
     RouteDoc(
         "/api/researchers/{researcher_id}",

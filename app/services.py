@@ -30,7 +30,7 @@ from chat.runtime import LocalLLM, RuntimeStatus, port_answers_at
 from coordination.foreground import Foreground
 from coordination.redis import sync_client
 from indexing.contract import PageReader, WorkerHandle
-from indexing.wiring import make_embedder, open_page_reader, open_store, start_in_thread
+from indexing.wiring import make_embedder, open_page_reader, open_store, queue_full_text, start_in_thread
 from retrieval.embedder import Embedder
 from retrieval.evidence import EvidenceSource
 from retrieval.search import SearchService, open_search
@@ -168,6 +168,10 @@ class Services:
         if self.local_llm is None:
             raise RuntimeError(self.llm_status()[0].detail)
         return self.local_llm.probe()
+
+    async def queue_full_text(self, arxiv_id: str) -> None:
+        """Queue the fetch → parse → index job of a catalogue paper's PDF (see app.fulltext)."""
+        await queue_full_text(self.settings, self.engine, arxiv_id, self.store.name)
 
     def warm_up(self) -> None:
         """The chat's warm-up (:meth:`chat.pipeline.Chat.warm_up`) in a thread: the pages are up

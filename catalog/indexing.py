@@ -214,3 +214,66 @@ def paper_pdf(session: Session, arxiv_id: str) -> PaperPdf | None:
         .where(Paper.arxiv_id == arxiv_id)
     ).first()
     return PaperPdf(*row) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class FullTextRow:
+    """One paper's full text as a person waiting for it sees it (``status`` none: never queued)."""
+
+    paper_id: int
+    arxiv_id: str
+    title: str
+    status: str  # none | queued | running | done | failed
+    stage: str | None  # while running: fetching | parsing | indexing
+    reason: str | None
+    pages: int | None
+    chunks: int | None
+    updated_at: dt.datetime | None
+    ahead: int = 0  # while queued: papers queued before it, plus those running
+
+
+def full_text_row(session: Session, arxiv_id: str) -> FullTextRow | None:
+    """The full-text state of one catalogue paper (by canonical id); None when it is not there."""
+    row = session.execute(
+        select(
+            Paper.id,
+            Paper.arxiv_id,
+            Paper.title,
+            FullText.status,
+            FullText.stage,
+            FullText.reason,
+            FullText.pages,
+            FullText.chunk_count,
+            FullText.updated_at,
+        )
+        .outerjoin(FullText, FullText.paper_id == Paper.id)
+        .where(Paper.arxiv_id == arxiv_id)
+    ).one_or_none()
+    if row is None:
+        return None
+    updated = row.updated_at
+    if updated is not None and updated.tzinfo is None:  # SQLite returns naive UTC
+        updated = updated.replace(tzinfo=dt.UTC)
+    ahead = 0
+    if row.status == "queued":
+        # Jobs of one kind are claimed oldest first; a row's updated_at is when it was (re)queued.
+        ahead = session.execute(
+            select(func.count())
+            .select_from(FullText)
+            .where(
+                (FullText.status == "running")
+                | ((FullText.status == "queued") & (FullText.updated_at < row.updated_at))
+            )
+        ).scalar_one()
+    return FullTextRow(
+        paper_id=row.id,
+        arxiv_id=row.arxiv_id,
+        title=row.title,
+        status=row.status or "none",
+        stage=row.stage,
+        reason=row.reason,
+        pages=row.pages,
+        chunks=row.chunk_count,
+        updated_at=updated,
+        ahead=ahead,
+    )

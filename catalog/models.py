@@ -237,6 +237,8 @@ class FullText(Base):
 
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
     status: Mapped[str] = mapped_column(String(16), index=True)  # queued | running | done | failed
+    # While running: fetching | parsing | indexing (what a person waiting for it is told).
+    stage: Mapped[str | None] = mapped_column(String(16))
     reason: Mapped[str | None] = mapped_column(Text)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     version: Mapped[int | None]

@@ -24,8 +24,8 @@ from catalog.text import clean_text, scrub
 from coordination.foreground import Foreground
 from indexing.contract import AbstractsJob, PdfJob
 from ingest.chunking import chunk_paper
-from ingest.fetch import PdfFetcher, pdf_url
-from ingest.http import HttpError
+from ingest.fetch import NotPdf, PdfFetcher
+from ingest.http import HttpError, Refused, TooLarge
 from ingest.importer import Importer
 from ingest.pdf import ParsedPdf, PdfLimits, PdfRejected, parse_pdf
 from ingest.records import PaperRecord, Version
@@ -46,6 +46,43 @@ class PermanentFailure(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class FetchDeferred(Exception):
+    """arXiv could not be reached, or asked us to wait: the job is tried again later (the paper
+    stays queued), after ``retry_after`` seconds when arXiv said how long."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+# What a person is told when a PDF fetched from arXiv fails (the technical detail follows in
+# parentheses); the page, the API and the MCP tool show these sentences as they are.
+UNREACHABLE = "arXiv could not be reached"
+NO_PDF = "arXiv has no PDF for this paper"
+NOT_A_PDF = "the file is not a PDF"
+TOO_LARGE = "the PDF is too large"
+UNREADABLE = "the PDF could not be read"
+
+
+def fetch_failure(exc: HttpError) -> PermanentFailure | FetchDeferred:
+    """A failed download as a person reads it: retried later when it may pass, else final."""
+    detail = exc.reason  # the URL, what went wrong, after how many attempts
+    if isinstance(exc, TooLarge):
+        return PermanentFailure(f"{TOO_LARGE} ({detail})")
+    if isinstance(exc, NotPdf):
+        return PermanentFailure(f"{NOT_A_PDF} ({detail})")
+    if isinstance(exc, Refused):
+        return PermanentFailure(f"the PDF's address is not allowed ({detail})")
+    if exc.retryable:
+        if exc.status == 429:
+            detail = f"it asked us to wait: {detail}"
+        return FetchDeferred(f"{UNREACHABLE} ({detail})", exc.retry_after)
+    if exc.status in (404, 410):
+        return PermanentFailure(f"{NO_PDF} ({detail})")
+    return PermanentFailure(f"arXiv refused the download ({detail})")
 
 
 class Interrupted(Exception):
@@ -213,20 +250,23 @@ class Pipeline:
         if not job.arxiv_id:
             raise PermanentFailure("a PDF job needs a file or an arXiv id")
         try:
-            url = pdf_url(job.arxiv_id, job.version)
+            url = self.fetcher.url(job.arxiv_id, job.version)
             return self.fetcher.get(url), url
         except arxiv_ids.InvalidArxivId as exc:
             raise PermanentFailure(str(exc)) from exc
         except HttpError as exc:
-            if exc.retryable:
-                raise
-            raise PermanentFailure(exc.reason) from exc
+            raise fetch_failure(exc) from exc
 
-    def parse(self, data: bytes) -> ParsedPdf:
+    def parse(self, data: bytes, *, fetched: bool = False) -> ParsedPdf:
+        """The parsed PDF; a rejection fails the job with its reason (for a PDF fetched from
+        arXiv, led by a sentence a person who asked for it understands)."""
         try:
             return parse_pdf(data, self.limits)
         except PdfRejected as exc:
-            raise PermanentFailure(exc.reason) from exc
+            if not fetched:
+                raise PermanentFailure(exc.reason) from exc
+            lead = TOO_LARGE if len(data) > self.limits.max_bytes else UNREADABLE
+            raise PermanentFailure(f"{lead} ({exc.reason})") from exc
 
     def identify(self, job: PdfJob, parsed: ParsedPdf) -> PaperRow:
         """The catalogue paper this PDF is, created from the PDF's own metadata when the catalogue

@@ -26,6 +26,7 @@ from typing import Any
 from saq import Queue as SaqClientQueue
 from saq import Worker as SaqWorker
 from saq.job import ABORT_ID_PREFIX
+from saq.job import Job as SaqJob
 from saq.types import Context
 from sqlalchemy import Engine, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -213,6 +214,15 @@ class EmbeddedQueue:
 SaqHandler = Callable[[JobSpec, int, Callable[[], Awaitable[None]]], Awaitable[Any]]
 
 
+def exact_retry(job: SaqJob, exc: BaseException) -> None:
+    """A retry the runner timed exactly (arXiv's ``Retry-After``) waits that long on SAQ too:
+    SAQ's own backoff has full jitter, so it could come back sooner than the server allowed."""
+    delay = getattr(exc, "delay", None)
+    if getattr(exc, "exact", False) and isinstance(delay, int | float) and delay > 0:
+        job.retry_delay = float(delay)
+        job.retry_backoff = False
+
+
 class SaqQueue:
     """Enqueue to and work from one SAQ queue on Redis.
 
@@ -364,7 +374,12 @@ class SaqQueue:
             async def beat() -> None:
                 await job.update()  # touches the job: the sweep sees it is alive
 
-            return await handler(JobSpec.from_json(spec), job.attempts, beat)
+            job.retry_delay, job.retry_backoff = self.retry_delay, self.max_delay  # this run's default
+            try:
+                return await handler(JobSpec.from_json(spec), job.attempts, beat)
+            except Exception as exc:
+                exact_retry(job, exc)
+                raise
 
         worker = SaqWorker(
             queue,

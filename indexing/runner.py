@@ -2,7 +2,12 @@
 
 Failures: a bad PDF, a refused URL or an unidentifiable paper fail at once with the reason; anything
 else (Chroma or the embedding endpoint down, a network error) is retried with exponential backoff and
-failed with its last reason after ``worker_max_attempts``.
+failed with its last reason after ``worker_max_attempts``. arXiv out of reach (or answering 429) is
+retried the same way, but never sooner than its ``Retry-After``; meanwhile the paper reads queued,
+with the reason and when it is tried again.
+
+While a PDF job runs, the paper's status row says what it is doing (fetching, parsing, indexing),
+for a person waiting for it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,14 @@ from sqlalchemy import Engine
 
 from indexing import status
 from indexing.contract import AbstractsJob, JobSpec, PdfJob
-from indexing.pipeline import Interrupted, PaperRow, PermanentFailure, Pipeline, load_papers
+from indexing.pipeline import (
+    FetchDeferred,
+    Interrupted,
+    PaperRow,
+    PermanentFailure,
+    Pipeline,
+    load_papers,
+)
 from retrieval.store import StoreError
 from settings import Settings
 
@@ -24,12 +36,15 @@ log = logging.getLogger(__name__)
 
 
 class RetryLater(Exception):
-    """This attempt failed for a reason that may pass; the queue should run the job again later."""
+    """This attempt failed for a reason that may pass; the queue should run the job again later.
+    ``exact``: not sooner than ``delay`` (the server said how long to wait), whatever the queue's
+    own backoff would do."""
 
-    def __init__(self, reason: str, delay: float) -> None:
+    def __init__(self, reason: str, delay: float, *, exact: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.delay = delay
+        self.exact = exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +118,11 @@ class JobRunner:
                 status.finish_failed(self.engine, paper.id, run_id, reason)
                 return Outcome("failed", reason)
         try:
+            if job.path is None:
+                self._stage(paper, run_id, "fetching")
             data, source = self.pipeline.read_source(job)
-            parsed = self.pipeline.parse(data)
+            self._stage(paper, run_id, "parsing")
+            parsed = self.pipeline.parse(data, fetched=job.path is None)
             identified = self.pipeline.identify(job, parsed)
             if paper is None:  # the PDF itself told us which paper it is
                 paper = identified
@@ -118,6 +136,7 @@ class JobRunner:
             if unchanged:
                 status.finish_unchanged(self.engine, paper.id, run_id, unchanged)
                 return Outcome("done", unchanged)
+            self._stage(paper, run_id, "indexing")
             result = self.pipeline.index_pdf(job, data, source, parsed, paper)
         except Interrupted:
             if paper is not None:
@@ -125,6 +144,8 @@ class JobRunner:
             raise
         except PermanentFailure as exc:
             return self._fail(paper, run_id, exc.reason)
+        except FetchDeferred as exc:
+            return self._defer(paper, run_id, attempt, exc)
         except Exception as exc:  # anything else may be transient: retry with backoff
             reason = describe(exc)
             log.warning("%s: attempt %d failed: %s", job.arxiv_id or job.path, attempt, reason, exc_info=True)
@@ -159,6 +180,30 @@ class JobRunner:
             log.warning("%s: another run finished it first; this run's result is discarded", paper.arxiv_id)
             return Outcome("skipped", "finished by another run")
         return Outcome("done", f"{paper.arxiv_id}: {result.pages} pages, {result.chunks} chunks")
+
+    def _stage(self, paper: PaperRow | None, run_id: str, stage: str) -> None:
+        if paper is not None:
+            status.set_stage(self.engine, paper.id, run_id, stage)
+
+    def _defer(self, paper: PaperRow | None, run_id: str, attempt: int, exc: FetchDeferred) -> Outcome:
+        """arXiv out of reach: fail after the last attempt, else retry after the backoff or the
+        server's ``Retry-After``, whichever is longer (the paper stays queued, saying why)."""
+        if attempt >= self.max_attempts:
+            tries = f"; gave up after {attempt} attempts" if attempt > 1 else ""
+            return self._fail(paper, run_id, exc.reason + tries)
+        delay = max(backoff(self.settings, attempt), exc.retry_after or 0.0)
+        log.warning(
+            "%s: attempt %d: %s; retrying in %.0f s",
+            paper.arxiv_id if paper else "PDF",
+            attempt,
+            exc.reason,
+            delay,
+        )
+        if paper is not None:
+            status.requeue(
+                self.engine, paper.id, run_id, f"{exc.reason}; trying again in about {delay:.0f} s"
+            )
+        raise RetryLater(exc.reason, delay, exact=exc.retry_after is not None) from exc
 
     def _unchanged(self, job: PdfJob, paper: PaperRow, sha256: str, stamped: int | None) -> str | None:
         """Why this file needs no work (the same file, or an older version than the one indexed)."""

@@ -9,7 +9,9 @@ Transitions (every one a short write transaction):
 - ``finish_done`` / ``finish_failed``: only the run that holds the row may finish it, and only from
   running, so a paper is finished exactly once per enqueue (``completions`` counts finishes);
 - ``requeue``: a retry will follow (the reason says why the attempt failed);
-- ``release``: the worker is stopping; the attempt does not count.
+- ``release``: the worker is stopping; the attempt does not count;
+- ``set_stage``: while running, what the run is doing (fetching, parsing, indexing), for a person
+  waiting for the paper; cleared by every other transition.
 
 Attempts are counted here, not by the queue, so a job whose worker keeps dying is failed after
 ``worker_max_attempts`` even when the queue itself loses count (a Redis restart, SAQ's sweep).
@@ -58,6 +60,7 @@ def mark_queued(engine: Engine, items: Sequence[Queued]) -> None:
         for item in items:
             values = {
                 "status": "queued",
+                "stage": None,
                 "reason": None,
                 "attempts": 0,
                 "run_id": None,
@@ -100,7 +103,7 @@ def begin(
                 session.execute(
                     update(FullText)
                     .where(FullText.paper_id == paper_id)
-                    .values(status="running", attempts=attempts, run_id=run_id, updated_at=_now())
+                    .values(status="running", stage=None, attempts=attempts, run_id=run_id, updated_at=_now())
                 )
                 return attempts
         except IntegrityError:  # another worker inserted the row first: read it again
@@ -154,7 +157,23 @@ def _finish(engine: Engine, paper_id: int, run_id: str, **values: object) -> boo
         result = session.execute(
             update(FullText)
             .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(completions=FullText.completions + 1, updated_at=_now(), **values)
+            .values(completions=FullText.completions + 1, stage=None, updated_at=_now(), **values)
+        )
+        return bool(result.rowcount)
+
+
+STAGES = ("fetching", "parsing", "indexing")
+
+
+def set_stage(engine: Engine, paper_id: int, run_id: str, stage: str) -> bool:
+    """Record what the run holding the paper is doing now (one of :data:`STAGES`)."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}")
+    with _write(engine) as session:
+        result = session.execute(
+            update(FullText)
+            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
+            .values(stage=stage, updated_at=_now())
         )
         return bool(result.rowcount)
 
@@ -164,7 +183,7 @@ def requeue(engine: Engine, paper_id: int, run_id: str, reason: str) -> bool:
         result = session.execute(
             update(FullText)
             .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(status="queued", reason=clean_reason(reason), updated_at=_now())
+            .values(status="queued", stage=None, reason=clean_reason(reason), updated_at=_now())
         )
         return bool(result.rowcount)
 
@@ -174,7 +193,9 @@ def release(engine: Engine, paper_id: int, run_id: str) -> bool:
         result = session.execute(
             update(FullText)
             .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(status="queued", attempts=FullText.attempts - 1, run_id=None, updated_at=_now())
+            .values(
+                status="queued", stage=None, attempts=FullText.attempts - 1, run_id=None, updated_at=_now()
+            )
         )
         return bool(result.rowcount)
 
@@ -219,6 +240,7 @@ def fail_stale(engine: Engine, paper_id: int, reason: str) -> bool:
             .where(FullText.paper_id == paper_id, FullText.status.in_(("queued", "running")))
             .values(
                 status="failed",
+                stage=None,
                 reason=clean_reason(reason),
                 completions=FullText.completions + 1,
                 updated_at=_now(),

@@ -1,12 +1,14 @@
-"""Building the indexing machinery from settings: the index name, the chunk store, and the
-embedded worker thread. The web app's composition root and the CLI use these; nothing else builds
-them, so every process agrees on which Chroma collection is current."""
+"""Building the indexing machinery from settings: the index name, the chunk store, the embedded
+worker thread, the page reader, and the queue a paper's full text is requested on. The web app's
+composition root and the CLI use these; nothing else builds them, so every process agrees on which
+Chroma collection is current."""
 
 from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from indexing.contract import PageReader, WorkerHandle
+from indexing.contract import PageReader, PdfJob, WorkerHandle
+from indexing.enqueue import enqueue_pdfs_async, make_queue
 from indexing.page_reader import SandboxPageReader
 from indexing.progress import console_logging
 from indexing.worker import EmbeddedWorker, ThreadHandle
@@ -15,7 +17,14 @@ from retrieval.embedder import Embedder, make_embedder
 from retrieval.store import ChunkStore, collection_name
 from settings import Settings
 
-__all__ = ["index_name", "make_embedder", "open_page_reader", "open_store", "start_in_thread"]
+__all__ = [
+    "index_name",
+    "make_embedder",
+    "open_page_reader",
+    "open_store",
+    "queue_full_text",
+    "start_in_thread",
+]
 
 
 def chunking_signature(settings: Settings) -> dict[str, object]:
@@ -58,3 +67,10 @@ def open_page_reader(settings: Settings) -> PageReader:
     """The page reader: pages of the indexed PDFs drawn in sandboxed parser children of its own,
     under the parser's limits (``settings.parser``)."""
     return SandboxPageReader(PdfLimits.from_settings(settings.parser))
+
+
+async def queue_full_text(settings: Settings, engine: Engine, arxiv_id: str, collection: str) -> None:
+    """Queue the job that fetches a catalogue paper's PDF from arXiv and indexes it (keyed: a
+    paper already queued or running is not queued twice). The catalogue marks it queued first."""
+    queue = make_queue(settings, engine)
+    await enqueue_pdfs_async(engine, queue, [PdfJob(arxiv_id)], collection=collection)

@@ -97,6 +97,10 @@ class Refused(HttpError):
         super().__init__(url, problem)
 
 
+class TooLarge(HttpError):
+    """The body is over the client's ``max_bytes`` (declared, or as it streamed in); never retried."""
+
+
 @dataclass(frozen=True, slots=True)
 class Politeness:
     """How one client paces, retries and limits its requests (built from a settings section)."""
@@ -389,13 +393,13 @@ class PoliteClient:
         limit = self.politeness.max_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            raise HttpError(url, f"{int(declared):,} bytes is over the {limit:,}-byte limit", status=status)
+            raise TooLarge(url, f"{int(declared):,} bytes is over the {limit:,}-byte limit", status=status)
         body = bytearray()
         try:
             for part in response.iter_bytes():
                 body += part
                 if len(body) > limit:
-                    raise HttpError(url, f"more than the {limit:,}-byte limit", status=status)
+                    raise TooLarge(url, f"more than the {limit:,}-byte limit", status=status)
         except httpx.RequestError as exc:  # the connection broke, or the encoding is corrupt, mid-body
             raise HttpError(url, f"{type(exc).__name__}: {exc}", retryable=True) from exc
         return self._reply(response, bytes(body))

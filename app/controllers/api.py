@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from litestar import Request, get
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter, PathParameter
+from sqlalchemy.orm import Session
 
 from app.documents import (
     Institution,
@@ -30,6 +31,7 @@ from app.documents import (
     researcher_document,
     researcher_list,
 )
+from app.fulltext import state_in
 from app.params import Category, InstitutionQuery, ResearcherQuery, checked_category
 from app.rendering import AppPages
 from app.services import DB
@@ -70,7 +72,7 @@ def api_paper(
     db: DB,
     arxiv_id: Annotated[str, PathParameter(max_length=128, description="e.g. 1706.03762 or 1706.03762v5")],
 ) -> Paper:
-    return paper_document(pages.site, find_paper(db, arxiv_id))
+    return _with_full_text(db, paper_document(pages.site, find_paper(db, arxiv_id)))
 
 
 @get(
@@ -86,7 +88,12 @@ def api_old_style_paper(
     archive: Annotated[str, PathParameter(max_length=64, description="e.g. hep-th or math.GT")],
     number: Annotated[str, PathParameter(max_length=64, description="e.g. 9901001")],
 ) -> Paper:
-    return paper_document(pages.site, find_paper(db, f"{archive}/{number}"))
+    return _with_full_text(db, paper_document(pages.site, find_paper(db, f"{archive}/{number}")))
+
+
+def _with_full_text(db: Session, paper: Paper) -> Paper:
+    paper.full_text = state_in(db, paper.arxiv_id)
+    return paper
 
 
 @get(

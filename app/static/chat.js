@@ -353,6 +353,8 @@ const STATUS_WORDS = {
   disabled: () => "No language model is configured; answers show the evidence passages.",
 };
 
+const FULL_TEXT_PENDING = new Set(["queued", "fetching", "parsing", "indexing"]);
+
 class ChatPanel {
   constructor(root, { onDone, onReset } = {}) {
     this.root = root;
@@ -407,6 +409,42 @@ class ChatPanel {
     }));
     const n = this.scope.size;
     this.scopeLabel.textContent = n === 0 ? "Scope: the whole archive" : `Scope: ${n === 1 ? "this paper" : `${n} papers`}`;
+    this.checkFullText();
+  }
+
+  // full text of the papers in scope: a paper held only as its abstract says so and offers to
+  // get the full text (the same POST as the paper page's button), then follows its state -------
+  async checkFullText() {
+    clearTimeout(this.fullTextTimer);
+    const round = (this.fullTextRound = (this.fullTextRound ?? 0) + 1);
+    if (!this.fullTextNote) {
+      this.fullTextNote = el("div", { class: "chat-fulltext soft", role: "status" });
+      this.chips.after(this.fullTextNote);
+    }
+    const lines = [];
+    let pending = false;
+    for (const [id, title] of [...this.scope].slice(0, 5)) {
+      let state;
+      try { state = await api("GET", `/api/papers/${id}/fulltext`); } catch { continue; }
+      if (round !== this.fullTextRound) return; // the scope changed meanwhile
+      if (state.held) continue;
+      const words = state.state === "none" ? `Only the abstract of “${title}” is held here.` : `“${title}”: ${state.message}`;
+      const line = el("p", {}, el("span", { text: words }));
+      if (state.can_request) {
+        const get = el("button", { type: "button", class: "button secondary", text: "Get the full text" });
+        get.addEventListener("click", async () => {
+          get.disabled = true;
+          try { await api("POST", `/api/papers/${id}/fulltext`); this.checkFullText(); } catch (error) {
+            line.append(el("span", { text: ` ${error.message}` }));
+          }
+        });
+        line.append(" ", get);
+      }
+      pending ||= FULL_TEXT_PENDING.has(state.state);
+      lines.push(line);
+    }
+    this.fullTextNote.replaceChildren(...lines);
+    if (pending) this.fullTextTimer = setTimeout(() => this.checkFullText(), 3000);
   }
 
   // @-mentions --------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
 from app.errors import PaperNotHarvested
+from app.fulltext import PENDING, state_in
 from app.rendering import Redirect, View
 from app.site import Site
 from app.structured_data import scholarly_article
@@ -55,6 +56,8 @@ def paper_view(db: Session, site: Site, ident: str, requested_path: str | None) 
             "paper": paper,
             "requested_version": arxiv_id.version,
             "shown_version": shown,
+            "full_text": state_in(db, paper.arxiv_id),
+            "full_text_pending": PENDING,
         },
         crumbs=crumbs,
         json_ld=[scholarly_article(site, paper)],

@@ -26,7 +26,7 @@ from settings import Settings
 from tests.integration.browse_catalogue import Facts, ServedCatalogue, served, settings_for
 from tests.integration.signin_peers import Browser, free_port, oidc_mock
 
-ALL_SCOPES = {"read", "chat"}
+ALL_SCOPES = {"read", "chat", "fulltext"}
 _SECRET = re.compile(r'<code class="secret">([^<]+)</code>')
 _REVOKE = re.compile(r'action="/account/tokens/(\d+)/revoke"')
 
@@ -127,6 +127,7 @@ def signed_in_site(
                 "WOVEPAPER_LIMIT_SIGNIN": "1000000/60",
                 "WOVEPAPER_LIMIT_CHAT_REQUESTS": "1000000/60",
                 "WOVEPAPER_LIMIT_CHAT_TOKENS_PER_DAY": "100000000",
+                "WOVEPAPER_LIMIT_FULLTEXT_PER_DAY": "1000000",
                 **(env or {}),
             },
         )

@@ -162,7 +162,16 @@ def test_every_unsafe_route_refuses_nested_bodies_and_huge_ids_clearly(site: Sig
     for method, template in routes:
         for raw_id in HUGE_IDS:
             path = template
-            for name in ("token_id", "identity_id", "researcher_id", "ref", "provider"):
+            for name in (
+                "token_id",
+                "identity_id",
+                "researcher_id",
+                "ref",
+                "provider",
+                "arxiv_id",
+                "archive",
+                "number",
+            ):
                 path = path.replace("{" + name + "}", raw_id)
             assert "{" not in path, f"a path parameter this test does not fill: {template}"
             for what, body in bodies.items():
@@ -241,7 +250,7 @@ values = ["{toronto}", "ror:{site.facts.toronto_ror}"]
 include-path = "/api/chat/conversations/{{ref}}"
 parameters = {{ "path.ref" = {{ dictionary = "conversations", probability = 0.5 }} }}
 [[operations]]
-include-path-regex = "^/api/(papers|ingest/status)/[{{]archive[}}]/[{{]number[}}]$"
+include-path-regex = "^/api/(papers|ingest/status)/[{{]archive[}}]/[{{]number[}}](/fulltext)?$"
 [operations.parameters]
 "path.archive" = {{ dictionary = "archives", probability = 0.5 }}
 "path.number" = {{ dictionary = "numbers", probability = 0.5 }}
@@ -587,7 +596,7 @@ def test_two_people_change_their_things_and_never_reach_the_others(site: SignedI
 
 # -- MCP through its tools' input schemas ---------------------------------------------------------
 
-MCP_EXAMPLES = 150
+MCP_EXAMPLES = 180  # seven tools now (request_full_text): enough calls reach each
 HOSTILE_VALUES: st.SearchStrategy[Any] = st.sampled_from(
     [
         10**20,
@@ -682,8 +691,9 @@ def arguments(schema: dict[str, Any], facts: dict[str, list[Any]] | None = None)
 def assert_json_rpc_answer(message: Any, answer: httpx.Response) -> None:
     where = json.dumps(message)[:300]
     assert answer.status_code < 500, (where, answer.status_code, answer.text[:300])
-    if answer.status_code in (401, 403):  # ask without a token with the chat scope
-        assert "www-authenticate" in answer.headers and message["params"]["name"] == "ask", where
+    if answer.status_code in (401, 403):  # ask or request_full_text without a token with its scope
+        assert "www-authenticate" in answer.headers, where
+        assert message["params"]["name"] in ("ask", "request_full_text"), where
         return
     reply = answer.json()
     assert reply.get("jsonrpc") == "2.0", (where, reply)

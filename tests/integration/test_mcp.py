@@ -27,7 +27,16 @@ from tests.integration.browse_catalogue import served
 from tests.integration.mcp_peers import INDEXED, McpSite, free_port, mcp_site, with_env
 from tests.integration.scripted_llm import ScriptedLLM
 
-TOOLS = {"search_papers", "get_paper", "read_paper_pages", "get_researcher", "get_institution", "ask"}
+TOOLS = {
+    "search_papers",
+    "get_paper",
+    "read_paper_pages",
+    "get_researcher",
+    "get_institution",
+    "ask",
+    "request_full_text",
+}
+WRITES = {"ask", "request_full_text"}  # the tools that change something (need a token)
 CHAT_LIMIT = 3  # questions per person per hour in these tests
 
 
@@ -83,8 +92,8 @@ def test_the_client_lists_the_tools_with_their_schemas(site: McpSite) -> None:
         assert tool.description, tool.name
         assert tool.output_schema, tool.name
         assert tool.annotations is not None, tool.name
-        # Every tool only reads, except ask (it keeps the conversation).
-        assert tool.annotations.read_only_hint == (tool.name != "ask"), tool.name
+        # Every tool only reads, except ask (it keeps the conversation) and request_full_text.
+        assert tool.annotations.read_only_hint == (tool.name not in WRITES), tool.name
     search = next(t for t in tools.tools if t.name == "search_papers")
     assert search.input_schema["required"] == ["query"]
 
@@ -355,7 +364,8 @@ def test_the_developers_page_lists_every_tool_and_its_examples_run(site: McpSite
 
     assert {r["name"] for r in rows} == anyio.run(tools) == TOOLS
     for row in rows:
-        token = site.token() if row["name"] == "ask" else None
+        scopes = {"ask": {"chat"}, "request_full_text": {"fulltext"}}.get(row["name"])
+        token = site.token(scopes) if scopes else None
         result = call(site, row["name"], json.loads(row["example"]), token)
         assert not result.is_error, (row["name"], text_of(result))
         assert result.structured_content, row["name"]

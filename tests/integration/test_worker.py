@@ -382,7 +382,10 @@ def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
     assert h.chunk_ids("2407.00001")
     refused = h.row("2407.00002")
     assert refused.status == "failed" and "not an arXiv host" in (refused.reason or "")
-    assert h.row("2407.00003").reason == "https://arxiv.org/pdf/2407.00003: HTTP 404"
+    assert (
+        h.row("2407.00003").reason
+        == "arXiv has no PDF for this paper (https://arxiv.org/pdf/2407.00003: HTTP 404)"
+    )
     assert asked == [  # the metadata address was refused before it was requested
         "https://arxiv.org/pdf/2407.00001v1",
         "https://export.arxiv.org/pdf/2407.00001v1",
