@@ -784,6 +784,11 @@ class Settings:
         return self.core.environment != "test"
 
     @property
+    def fetched_pdf_dir(self) -> Path:
+        """PDFs fetched from arXiv on request, named by their sha256 (the page reader draws them)."""
+        return self.core.data_dir / "pdfs" / "fetched"
+
+    @property
     def foreground_dir(self) -> Path:
         """Claims of foreground work that background indexing yields to (coordination.foreground)."""
         return self.core.data_dir / "foreground"

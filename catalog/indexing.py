@@ -182,14 +182,14 @@ class PaperPdf:
     abs_url: str
     pdf_url: str
     status: str | None  # the full text's status; None: never queued
-    source_path: str | None  # a local file, or the URL it was fetched from (not kept)
+    source_path: str | None  # a local file (a fetched PDF is kept under the data dir), or a URL
     sha256: str | None
     pages: int | None
 
     @property
     def stored_path(self) -> str | None:
         """The local file the indexed full text came from; None when there is none on disk
-        (never indexed, not finished, or fetched from arXiv without keeping the file)."""
+        (never indexed, not finished, or fetched by an earlier version that did not keep it)."""
         path = self.source_path
         if self.status != "done" or not path or not self.sha256 or not self.pages:
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,6 +257,18 @@ class Pipeline:
             raise PermanentFailure(str(exc)) from exc
         except HttpError as exc:
             raise fetch_failure(exc) from exc
+
+    def keep(self, data: bytes, sha256: str) -> str:
+        """A fetched PDF written under the data dir (named by its hash, written once), so the page
+        reader can draw its pages: its path, which the full text records as its source."""
+        folder = self.settings.fetched_pdf_dir
+        path = folder / f"{sha256}.pdf"
+        if not path.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.part")
+            partial.write_bytes(data)
+            partial.replace(path)  # atomic: a reader never sees half a file
+        return str(path)
 
     def parse(self, data: bytes, *, fetched: bool = False) -> ParsedPdf:
         """The parsed PDF; a rejection fails the job with its reason (for a PDF fetched from

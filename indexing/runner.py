@@ -123,6 +123,8 @@ class JobRunner:
             data, source = self.pipeline.read_source(job)
             self._stage(paper, run_id, "parsing")
             parsed = self.pipeline.parse(data, fetched=job.path is None)
+            if job.path is None:  # fetched: kept, so our page reader can draw it
+                source = self.pipeline.keep(data, parsed.sha256)
             identified = self.pipeline.identify(job, parsed)
             if paper is None:  # the PDF itself told us which paper it is
                 paper = identified

@@ -59,6 +59,10 @@ def test_a_token_asks_and_the_paper_goes_queued_to_indexed_and_the_chat_cites_it
     passages = chat.json()["passages"]
     assert passages and all(p["arxiv_id"] == REAL for p in passages)
     assert any(p["pages"] and max(p["pages"]) > 1 for p in passages)  # from the PDF's pages
+    # The fetched PDF is kept: its citations open our page reader, which draws the page.
+    page = max(passages[0]["pages"])
+    image = site.get(f"/papers/{REAL}/pages/{page}.png")
+    assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
 
 
 def test_asks_for_one_paper_coalesce_into_one_fetch(site: Site) -> None:

@@ -5,6 +5,7 @@ ends with the sentence a person who asked for the paper reads."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from catalog.indexing import FullTextRow, full_text_row
+from catalog.indexing import FullTextRow, full_text_row, paper_pdf
 from catalog.models import Job
 from indexing.contract import PdfJob
 from indexing.enqueue import enqueue_pdfs
@@ -152,6 +153,12 @@ def test_a_real_arxiv_pdf_is_fetched_by_id_parsed_and_indexed_with_its_pages(har
     assert len(body) == done.chunks - 1  # chunk 0 is the title + abstract
     assert {c.metadata["page_start"] for c in body} >= set(range(1, 10))  # the pages survive
     assert any("Batch Normalization" in c.text for c in body)
+    with Session(h.engine) as db:  # kept on disk, so the page reader draws its pages
+        pdf = paper_pdf(db, REAL)
+    assert pdf is not None and pdf.stored_path is not None
+    kept = Path(pdf.stored_path)
+    assert kept.parent == h.settings.fetched_pdf_dir
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == pdf.sha256 == kept.stem
 
 
 @pytest.mark.parametrize(
