@@ -42,6 +42,7 @@ _ITEM = re.compile(r"S?\d+", re.IGNORECASE)
 _OPEN = re.compile(r"\[\s*(?:S?\d*(?:\s*[,;]\s*S?\d*)*)?\s*$", re.IGNORECASE)
 _HOLD_MAX = 40
 _NUMBERED = re.compile(r"\[(\d+)\]")
+_CITATION = re.compile(r"\s*\[\d+\]")  # a rendered citation and the space before it
 _QUOTE = re.compile(r"[\"“”]([^\"“”]{12,})[\"“”]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _SPACE = re.compile(r"\s+")
@@ -199,6 +200,8 @@ def verify(
     support = _Support([plains[i] for i in judged], passages, embedder)
     index = {i: n for n, i in enumerate(judged)}
     claims: list[tuple[str, list[str]]] = []  # judged sentences and the keys they end up citing
+    ranked: dict[str, list[str]] = {}  # a judged sentence → the given keys, best support first
+    at: dict[str, int] = {}  # … and where it stands in the answer
     for i, sentence in enumerate(pieces):
         cited = [by_n[int(n)] for n in _NUMBERED.findall(sentence) if int(n) in by_n]
         plain = plains[i]
@@ -206,6 +209,8 @@ def verify(
             words = terms(plain)
             scores = {p.key: support.score(index[i], words, p.key) for p in passages}
             best = max(scores, key=lambda k: scores[k])
+            ranked[plain] = sorted(scores, key=lambda k: -scores[k])
+            at[plain] = i
             supported_by_cite = any(scores[k] >= SUPPORT for k in cited)
             if not supported_by_cite and scores[best] >= SUPPORT:
                 n = numbers.setdefault(best, len(numbers) + 1)
@@ -220,8 +225,21 @@ def verify(
         out.append(sentence)
         if i < len(separators):
             out.append(separators[i])
-    text = "".join(out)
-    flags += _not_stated(claims, by_key, embedder)
+    stated = _not_stated(claims, by_key, embedder)
+    for flag in stated:
+        # The model cited a passage that does not state the sentence: another given passage that
+        # does (checked the same way) takes the citation; else the sentence stays flagged.
+        other = _stating(flag.text, ranked.get(flag.text, []), by_key, embedder, exclude=claims)
+        if other is None:
+            flags.append(flag)
+            continue
+        n = numbers.setdefault(other, len(numbers) + 1)
+        by_n[n] = other
+        cited_keys.add(other)
+        i = at[flag.text]
+        out[2 * i] = _add_citation(_CITATION.sub("", pieces[i]), n)
+    text, numbers = _renumbered("".join(out), by_n)
+    cited_keys &= set(numbers)
     cited_text = " ".join(_norm(by_key[k].text) for k in cited_keys if k in by_key)
     given_text = " ".join(_norm(p.text) for p in passages)
     for match in _QUOTE.finditer(_NUMBERED.sub("", text)):
@@ -254,6 +272,37 @@ def _not_stated(
             first = found[0]
             flags.append(Flag("not_stated", sentence, first.reason, first.evidence, keys[0]))
     return flags
+
+
+def _stating(
+    sentence: str,
+    keys: Sequence[str],
+    by_key: Mapping[str, KeyedPassage],
+    embedder: Embedder | None,
+    exclude: Sequence[tuple[str, list[str]]],
+) -> str | None:
+    """The first of ``keys`` (best supporting first) whose passage states ``sentence``, leaving out
+    the ones it already cites (``exclude``); None when none does."""
+    cited = {k for text, ks in exclude if text == sentence for k in ks}
+    for key in keys:
+        if key in cited:
+            continue
+        p = by_key[key]
+        if check_claims([sentence], p.text, embedder, p.title)[0].supported:
+            return key
+    return None
+
+
+def _renumbered(text: str, by_n: Mapping[int, str]) -> tuple[str, dict[str, int]]:
+    """``text`` with its citations numbered 1, 2, … in order of first appearance, and key → number
+    for the keys it still cites (a citation moved to another passage may leave a number unused)."""
+    numbers: dict[str, int] = {}
+
+    def renumber(match: re.Match[str]) -> str:
+        key = by_n.get(int(match.group(1)))
+        return f"[{numbers.setdefault(key, len(numbers) + 1)}]" if key else ""
+
+    return _NUMBERED.sub(renumber, text), numbers
 
 
 def _add_citation(sentence: str, n: int) -> str:

@@ -192,6 +192,9 @@ class Chat:
             yield Event(
                 "citations",
                 {
+                    # The answer as checked: citations attributed or moved to the passage that
+                    # states a sentence, numbered as the references are (the stream had the model's).
+                    "answer": out.answer,
                     "references": out.references,
                     "unsupported": out.unsupported,
                     "flags": out.flags,

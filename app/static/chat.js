@@ -306,7 +306,10 @@ class Turn {
     markNotStated(this.answer, this.notStated ?? []);
   }
 
-  showCitations({ references = [], unsupported = false, flags = [], note = null }) {
+  showCitations({ answer = "", references = [], unsupported = false, flags = [], note = null }) {
+    // The checked answer replaces the streamed one: the code may have added a citation, or moved
+    // one to the passage that states the sentence; its numbers are the references'.
+    if (answer && this.text) this.text = answer;
     this.references = references;
     this.notStated = flags.filter((f) => f.kind === "not_stated").map((f) => f.text);
     this.render();

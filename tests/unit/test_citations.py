@@ -188,3 +188,47 @@ def test_a_refusal_is_not_dressed_up_as_a_cited_answer(embedder: Embedder | None
     assert checked.numbers == {} and checked.flags == []
     assert not checked.unsupported  # it declines; it does not pretend
     assert declines(checked.answer) and not declines("Adam uses 0.001 as its step size [1].")
+
+
+def _row(key: str, text: str) -> KeyedPassage:
+    return KeyedPassage(
+        key, "2101.00001", 1, "Scaling study", (4,), text, (f"2101.00001v1#{key}",), "body", 1.0
+    )
+
+
+SMALL = _row("S1", "In Table 2, the small model reaches 71.2% accuracy on the reading benchmark.")
+LARGE = _row("S2", "In Table 3, the large model reaches 78.9% accuracy on the reading benchmark.")
+
+
+def test_a_citation_of_a_passage_that_does_not_state_the_sentence_moves_to_one_that_does(
+    embedder: Embedder | None,
+) -> None:
+    """The model cites the small model's row for the large model's figure: both rows share the
+    sentence's words (attribution is satisfied), but only the other one states its number."""
+    answer = "The large model reaches 78.9% accuracy on the reading benchmark [1]."
+    checked = verify(answer, [SMALL, LARGE], {"S1": 1}, embedder)
+    assert checked.answer == answer and checked.numbers == {"S2": 1}
+    assert checked.flags == [] and not checked.unsupported
+    assert [r["key"] for r in references([SMALL, LARGE], checked.numbers)] == ["S2"]
+
+
+def test_a_sentence_no_given_passage_states_keeps_its_citation_and_its_flag(
+    embedder: Embedder | None,
+) -> None:
+    answer = "The large model reaches 80.4% accuracy on the reading benchmark [1]."
+    checked = verify(answer, [SMALL, LARGE], {"S1": 1}, embedder)
+    assert checked.answer == answer and checked.numbers == {"S1": 1}
+    assert [f.kind for f in checked.flags] == ["not_stated"]
+
+
+def test_numbers_follow_the_answer_after_a_citation_moves(embedder: Embedder | None) -> None:
+    answer = (
+        "The large model reaches 78.9% accuracy on the reading benchmark [1]. "
+        "The small model reaches 71.2% accuracy on the reading benchmark [1]."
+    )
+    checked = verify(answer, [SMALL, LARGE], {"S1": 1}, embedder)
+    assert checked.answer == (
+        "The large model reaches 78.9% accuracy on the reading benchmark [1]. "
+        "The small model reaches 71.2% accuracy on the reading benchmark [2]."
+    )
+    assert checked.numbers == {"S2": 1, "S1": 2} and checked.flags == []
