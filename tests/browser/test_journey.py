@@ -159,14 +159,18 @@ def test_a_readers_journey_with_a_screenshot_of_each_step(
     assert all(later.startswith(earlier[:10]) for earlier, later in itertools.pairwise(steps))
     assert answer.inner_text().startswith("The Transformer relies entirely on multi-head attention [1]")
 
-    # Click the citation: it opens the cited paper.
+    # Click the citation: it opens our page reader on the cited page of the paper, whose heading
+    # leads to the paper's own page.
     cite = answer.get_by_role("link", name="[1]")
     href = cite.get_attribute("href") or ""
-    assert href.startswith(f"/papers/{PAPER}")
+    assert href.startswith(f"/papers/{PAPER}/pages/"), href
     cite.click()
-    page.wait_for_url(f"**{href}")
-    expect(page.get_by_role("heading", level=1)).to_have_text(TITLE)
+    page.wait_for_url(re.compile(rf"/papers/{re.escape(PAPER)}/pages/\d+"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(TITLE)
     journey.shot("citation")
+    page.get_by_role("heading", level=1).get_by_role("link").click()
+    page.wait_for_url(re.compile(rf"/papers/{re.escape(PAPER)}-"))
+    expect(page.get_by_role("heading", level=1)).to_have_text(TITLE)
     assert len(journey.model.requests) == 1
 
     # Follow one of its authors; the home page's feed then lists the paper.
