@@ -378,7 +378,10 @@ def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
 
     assert (stats.done, stats.failed) == (1, 2)
     done = h.row("2407.00001")
-    assert done.status == "done" and done.source_path == "https://arxiv.org/pdf/2407.00001v1"
+    # Fetched from the address asked below, and kept under the data dir as its source.
+    assert done.status == "done" and done.source_path is not None
+    kept = Path(done.source_path)
+    assert kept.parent == h.settings.fetched_pdf_dir and kept.read_bytes() == pdf
     assert h.chunk_ids("2407.00001")
     refused = h.row("2407.00002")
     assert refused.status == "failed" and "not an arXiv host" in (refused.reason or "")
