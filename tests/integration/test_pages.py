@@ -401,9 +401,25 @@ def test_coauthor_network_picture(site: Browse) -> None:
     assert svg and svg[0].attrs.get("aria-labelledby") == "net-title net-desc"
     nodes = page.find("circle", class_="node")
     assert len(nodes) == 3  # Ines Ortega, Jonas Berg, Kai Lindqvist
-    assert "Ines Ortega" in page.text and "(9)" in page.text  # 26 papers, shared in turn: 9, 9, 8
-    assert "Co-authors" in _markdown(site, f"/researchers/{rid}-paz-escritora")
-    assert "Ines Ortega" in _markdown(site, f"/researchers/{rid}-paz-escritora")
+    # Under the picture, each co-author in words, with what tells them apart: years, main fields
+    # and (when known) institution. 26 papers, shared in turn: 9, 9, 8.
+    listed = page.find("ul", class_="plain coauthors")
+    assert listed and listed[0].attrs.get("aria-labelledby") == "coauthors-label"
+    assert 'Ines Ortega</a> <span class="soft">— 8 shared papers · 2024 · cs.LG, stat.ML</span></li>' in html
+    markdown = _markdown(site, f"/researchers/{rid}-paz-escritora")
+    assert "## Co-authors" in markdown
+    assert "-ines-ortega>): 8 shared papers · 2024 · cs.LG, stat.ML\n" in markdown
+    # A co-author with a known institution: Kingma's co-author Ba, printed at Toronto.
+    kingma = f"/researchers/{site.facts.enriched_researcher}-diederik-p-kingma"
+    toronto = f"/institutions/{site.facts.toronto}-university-of-toronto"
+    assert (
+        '— 1 shared paper · 2017 · cs.LG</span> <span class="soft">·</span> '
+        f'<a href="{toronto}">University of Toronto</a></li>' in _html(site, kingma)
+    )
+    assert (
+        f"-jimmy-lei-ba>): 1 shared paper · 2017 · cs.LG · [University of Toronto](<{BASE}{toronto}>)\n"
+        in _markdown(site, kingma)
+    )
 
 
 # -- institutions ------------------------------------------------------------------------------
