@@ -308,9 +308,9 @@ def test_positions_count_only_fully_matched_papers(site: Browse) -> None:
 
 def _table(html: str, css_class: str) -> list[list[str]]:
     """The text of each body row's cells in the table of ``css_class``."""
-    table = re.search(rf'<table class="[^"]*\b{css_class}\b[^"]*">(.*?)</table>', html, re.S)
+    table = re.search(rf'<table class="[^"]*\b{css_class}\b[^"]*"[^>]*>(.*?)</table>', html, re.S)
     assert table, f"no table.{css_class}"
-    body = table[1].split("<tbody>", 1)[1]
+    body = re.split(r"<tbody[^>]*>", table[1], maxsplit=1)[1]
     return [
         [
             " ".join(re.sub(r"<[^>]+>", " ", cell).split())
@@ -578,6 +578,11 @@ def test_researcher_search_tells_namesakes_apart(site: Browse) -> None:
         [NAMESAKE, "2", "2019–2024", "q-bio.GN", "Yale University"],
     ]
     assert "h-index" not in html and "Citations" not in html
+    # On a phone the rows stack into labelled lines; the roles keep it a table for screen readers.
+    assert page.find("table", class_="people namesakes reflow", role="table")
+    labels = [e.attrs.get("data-label") for e in page.find("td", role="cell")]
+    row = ["Papers here", "Years", "Main fields"]
+    assert labels == [*row, "Co-author", *row, "Institution"]
     assert [f"/researchers/{rid}-quentin-zyxwvut" in page.hrefs() for rid in (first, second)] == [True, True]
     # With an enriched researcher among the rows, the metric columns are there.
     assert "h-index" in _html(site, "/researchers?q=kingma")
