@@ -1,6 +1,7 @@
-"""The researcher search at phone width (390 px) in a real browser: its table of namesakes reflows
-into labelled lines instead of scrolling sideways, stays a table for assistive technology, and
-passes the same axe audit as every other page (``test_browser.py``)."""
+"""The researcher search and a researcher page's same-name table at phone width (390 px) in a real
+browser: the table of namesakes reflows into labelled lines instead of scrolling sideways, stays a
+table for assistive technology, and passes the same axe audit as every other page
+(``test_browser.py``)."""
 
 from __future__ import annotations
 
@@ -42,13 +43,25 @@ def phone(chromium: Browser, site: tuple[str, Facts]) -> Iterator[tuple[Page, Lo
     context.close()
 
 
-@pytest.mark.parametrize("query", [NAMESAKE, "kingma"])  # without and with the metric columns
-def test_researcher_search_reflows_at_phone_width(
-    phone: tuple[Page, Log], query: str, tmp_path: Path
+@pytest.mark.parametrize(
+    ("which", "caption"),
+    [
+        ("search", "Researchers, with their years"),  # no metric columns
+        ("kingma", "Researchers, with their years"),  # with h-index and citations
+        ("same-name", f"{NAMESAKE} compared with 1 other researcher"),  # a researcher page
+    ],
+)
+def test_researcher_tables_reflow_at_phone_width(
+    phone: tuple[Page, Log], site: tuple[str, Facts], which: str, caption: str, tmp_path: Path
 ) -> None:
     tab, log = phone
-    tab.goto(f"/researchers?q={quote(query)}")
-    table = tab.get_by_role("table", name="Researchers, with their years")
+    path = {
+        "search": f"/researchers?q={quote(NAMESAKE)}",
+        "kingma": "/researchers?q=kingma",
+        "same-name": f"/researchers/{site[1].namesakes[0]}",
+    }[which]
+    tab.goto(path)
+    table = tab.get_by_role("table", name=caption)
     assert table.is_visible()
     widths: dict[str, Any] = tab.evaluate(
         """() => {
@@ -86,7 +99,7 @@ def test_researcher_search_reflows_at_phone_width(
     report = tab.evaluate(AXE_RUN, AXE_RULES)
     assert report["passes"] > 10 and report["violations"] == [], report["violations"]
 
-    shot = tmp_path / "researchers-390.png"
+    shot = tmp_path / f"{which}-390.png"
     tab.screenshot(path=shot, full_page=True)
     data = shot.read_bytes()
     assert struct.unpack(">I", data[16:20])[0] == PHONE["width"], "the screenshot is as wide as the phone"
