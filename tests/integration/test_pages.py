@@ -339,7 +339,9 @@ def test_same_name_list_compares_the_people(site: Browse) -> None:
     page = parse_html(html)
     assert f"/researchers/{second}-{slug}" in page.hrefs()
     assert page.find("a", href="#same-name"), "the side column points at the comparison"
-    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), (
+        "scrolls sideways if wide (it reflows on a phone)"
+    )
     assert page.find("caption", id="same-name-caption"), "the table and its scrolling region are named"
     # This person first, then the other; each row: name, papers, years, fields, co-authors,
     # institution, h-index.
@@ -570,7 +572,9 @@ def test_researcher_search_tells_namesakes_apart(site: Browse) -> None:
     first, second = site.facts.namesakes
     html = _html(site, f"/researchers?q={quote(NAMESAKE)}")
     page = parse_html(html)
-    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), (
+        "scrolls sideways if wide (it reflows on a phone)"
+    )
     # Name, papers, years, fields, institution or top co-author; neither has enrichment, so the
     # h-index and citation columns are left out rather than shown empty.
     assert _table(html, "namesakes") == [
