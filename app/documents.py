@@ -130,8 +130,7 @@ class ResearcherItem:
     h_index: int | None
     citation_count: int | None
     url: str
-    # What tells namesakes apart in a list (added after ``url``: older fields keep their order);
-    # empty where a list does not look them up (an institution's researchers).
+    # What tells namesakes apart in a list (added after ``url``: older fields keep their order).
     first_year: int | None = None
     last_year: int | None = None
     categories: list[str] = field(default_factory=list)
@@ -432,7 +431,9 @@ def institution_document(db: Session, site: Site, ident: str) -> Institution:
         established=detail.established,
         papers=detail.papers,
         researchers=[
-            ResearcherItem(r.id, r.name, r.papers, r.h_index, None, site.url(r.path))
+            researcher_item(site, r.told)
+            if r.told
+            else ResearcherItem(r.id, r.name, r.papers, r.h_index, None, site.url(r.path))
             for r in institution_researchers(db, detail.id, limit=30)
         ],
         url=site.url(detail.path),

@@ -212,6 +212,7 @@ class AffiliatedResearcher:
     name: str
     papers: int  # papers in this archive on which they list this institution
     h_index: int | None
+    citation_count: int | None = None
     told: Namesake | None = None  # years and fields, to tell namesakes on the list apart
 
     @property
@@ -236,29 +237,36 @@ def institution_researchers(
         .subquery()
     )
     counted = session.execute(
-        select(Researcher.id, Researcher.display_name, Researcher.h_index, func.count(on_papers.c.pid))
+        select(
+            Researcher.id,
+            Researcher.display_name,
+            Researcher.h_index,
+            Researcher.citation_count,
+            func.count(on_papers.c.pid),
+        )
         .join(on_papers, on_papers.c.rid == Researcher.id)
-        .group_by(Researcher.id, Researcher.display_name, Researcher.h_index)
+        .group_by(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count)
         .order_by(func.count(on_papers.c.pid).desc(), Researcher.id)
         .limit(limit)
     ).all()
-    result = [AffiliatedResearcher(rid, name, n, h) for rid, name, h, n in counted]
+    result = [AffiliatedResearcher(rid, name, n, h, cited) for rid, name, h, cited, n in counted]
     if len(result) < limit:
         seen = union(
             select(on_papers.c.rid), select(Researcher.id).where(Researcher.id.in_([r.id for r in result]))
         )
         known = session.execute(
-            select(Researcher.id, Researcher.display_name, Researcher.h_index)
+            select(Researcher.id, Researcher.display_name, Researcher.h_index, Researcher.citation_count)
             .join(ResearcherInstitution, ResearcherInstitution.researcher_id == Researcher.id)
             .where(ResearcherInstitution.institution_id == institution_id, Researcher.id.not_in(seen))
             .distinct()
             .order_by(Researcher.id)
             .limit(limit - len(result))
         ).all()
-        result += [AffiliatedResearcher(rid, name, 0, h) for rid, name, h in known]
+        result += [AffiliatedResearcher(rid, name, 0, h, cited) for rid, name, h, cited in known]
     # One batch of grouped statements for the whole list, as on the researchers' search page.
     rows = {
-        r.id: SimpleNamespace(display_name=r.name, h_index=r.h_index, citation_count=None) for r in result
+        r.id: SimpleNamespace(display_name=r.name, h_index=r.h_index, citation_count=r.citation_count)
+        for r in result
     }
     told = namesakes(session, rows, {r.id: r.papers for r in result})
     return [replace(r, told=told.get(r.id)) for r in result]

@@ -12,7 +12,7 @@ from app.rendering import Pages, Redirect, View, query_string
 from app.structured_data import person
 from app.views.prose import ATTRIBUTION_PATH
 from catalog.enrichment import surviving_researcher_id
-from catalog.researchers import coauthor_network, researcher_papers, researcher_profile
+from catalog.researchers import coauthor_network, researcher_papers, researcher_profile, told_apart
 from catalog.row_ids import looks_like_row_id, parse_row_id
 from catalog.urls import row_ident
 
@@ -62,6 +62,8 @@ def researcher_view(
             "listing": listing,
             "category": category,
             "network": network,
+            # Each co-author's years, main fields and institution (one batch for the whole list).
+            "coauthors": told_apart(db, [n.id for n in network.nodes]) if network else {},
             "same": profile.same_name,
             "attribution_path": ATTRIBUTION_PATH,
             "picture": network_picture(network) if network else None,

@@ -101,6 +101,16 @@ def test_institutions(api: Api) -> None:
     by_ror = _json(api, f"/api/institutions/ror:{api.facts.toronto_ror}")
     by_name = _json(api, "/api/institutions/University of Toronto")
     assert by_ror == by_name and by_ror["id"] == api.facts.toronto and by_ror["city"] == "Toronto"
+    # Its researchers carry what the researcher search items carry, to tell namesakes apart.
+    (ba,) = [r for r in by_ror["researchers"] if r["id"] == api.facts.plain_researcher]
+    (searched,) = _json(api, "/api/researchers?q=jimmy lei ba")["items"]
+    assert set(ba) == set(searched) and ba["url"] == searched["url"]
+    assert (ba["first_year"], ba["last_year"], ba["categories"]) == (2017, 2017, ["cs.LG"])
+    assert ba["coauthors"] == searched["coauthors"] and ba["institution"] == searched["institution"]
+    assert ba["coauthors"][0]["name"] == "Diederik P. Kingma"
+    amsterdam = _json(api, "/api/institutions/University of Amsterdam")["researchers"]
+    (kingma,) = [r for r in amsterdam if r["id"] == api.facts.enriched_researcher]
+    assert (kingma["h_index"], kingma["citation_count"]) == (api.facts.h_index, api.facts.citations)
     papers = _json(api, f"/api/institutions/{api.facts.toronto}/papers")
     assert "1412.6980" in {p["arxiv_id"] for p in papers["items"]}
     _json(api, "/api/institutions/ror:0abcdef12", status=404)

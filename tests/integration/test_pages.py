@@ -308,9 +308,9 @@ def test_positions_count_only_fully_matched_papers(site: Browse) -> None:
 
 def _table(html: str, css_class: str) -> list[list[str]]:
     """The text of each body row's cells in the table of ``css_class``."""
-    table = re.search(rf'<table class="[^"]*\b{css_class}\b[^"]*">(.*?)</table>', html, re.S)
+    table = re.search(rf'<table class="[^"]*\b{css_class}\b[^"]*"[^>]*>(.*?)</table>', html, re.S)
     assert table, f"no table.{css_class}"
-    body = table[1].split("<tbody>", 1)[1]
+    body = re.split(r"<tbody[^>]*>", table[1], maxsplit=1)[1]
     return [
         [
             " ".join(re.sub(r"<[^>]+>", " ", cell).split())
@@ -339,7 +339,9 @@ def test_same_name_list_compares_the_people(site: Browse) -> None:
     page = parse_html(html)
     assert f"/researchers/{second}-{slug}" in page.hrefs()
     assert page.find("a", href="#same-name"), "the side column points at the comparison"
-    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), (
+        "scrolls sideways if wide (it reflows on a phone)"
+    )
     assert page.find("caption", id="same-name-caption"), "the table and its scrolling region are named"
     # This person first, then the other; each row: name, papers, years, fields, co-authors,
     # institution, h-index.
@@ -401,9 +403,25 @@ def test_coauthor_network_picture(site: Browse) -> None:
     assert svg and svg[0].attrs.get("aria-labelledby") == "net-title net-desc"
     nodes = page.find("circle", class_="node")
     assert len(nodes) == 3  # Ines Ortega, Jonas Berg, Kai Lindqvist
-    assert "Ines Ortega" in page.text and "(9)" in page.text  # 26 papers, shared in turn: 9, 9, 8
-    assert "Co-authors" in _markdown(site, f"/researchers/{rid}-paz-escritora")
-    assert "Ines Ortega" in _markdown(site, f"/researchers/{rid}-paz-escritora")
+    # Under the picture, each co-author in words, with what tells them apart: years, main fields
+    # and (when known) institution. 26 papers, shared in turn: 9, 9, 8.
+    listed = page.find("ul", class_="plain coauthors")
+    assert listed and listed[0].attrs.get("aria-labelledby") == "coauthors-label"
+    assert 'Ines Ortega</a> <span class="soft">— 8 shared papers · 2024 · cs.LG, stat.ML</span></li>' in html
+    markdown = _markdown(site, f"/researchers/{rid}-paz-escritora")
+    assert "## Co-authors" in markdown
+    assert "-ines-ortega>): 8 shared papers · 2024 · cs.LG, stat.ML\n" in markdown
+    # A co-author with a known institution: Kingma's co-author Ba, printed at Toronto.
+    kingma = f"/researchers/{site.facts.enriched_researcher}-diederik-p-kingma"
+    toronto = f"/institutions/{site.facts.toronto}-university-of-toronto"
+    assert (
+        '— 1 shared paper · 2017 · cs.LG</span> <span class="soft">·</span> '
+        f'<a href="{toronto}">University of Toronto</a></li>' in _html(site, kingma)
+    )
+    assert (
+        f"-jimmy-lei-ba>): 1 shared paper · 2017 · cs.LG · [University of Toronto](<{BASE}{toronto}>)\n"
+        in _markdown(site, kingma)
+    )
 
 
 # -- institutions ------------------------------------------------------------------------------
@@ -554,7 +572,9 @@ def test_researcher_search_tells_namesakes_apart(site: Browse) -> None:
     first, second = site.facts.namesakes
     html = _html(site, f"/researchers?q={quote(NAMESAKE)}")
     page = parse_html(html)
-    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), "scrolls on a phone"
+    assert page.find("div", class_="table-scroll", role="region", tabindex="0"), (
+        "scrolls sideways if wide (it reflows on a phone)"
+    )
     # Name, papers, years, fields, institution or top co-author; neither has enrichment, so the
     # h-index and citation columns are left out rather than shown empty.
     assert _table(html, "namesakes") == [
@@ -562,6 +582,11 @@ def test_researcher_search_tells_namesakes_apart(site: Browse) -> None:
         [NAMESAKE, "2", "2019–2024", "q-bio.GN", "Yale University"],
     ]
     assert "h-index" not in html and "Citations" not in html
+    # On a phone the rows stack into labelled lines; the roles keep it a table for screen readers.
+    assert page.find("table", class_="people namesakes reflow", role="table")
+    labels = [e.attrs.get("data-label") for e in page.find("td", role="cell")]
+    row = ["Papers here", "Years", "Main fields"]
+    assert labels == [*row, "Co-author", *row, "Institution"]
     assert [f"/researchers/{rid}-quentin-zyxwvut" in page.hrefs() for rid in (first, second)] == [True, True]
     # With an enriched researcher among the rows, the metric columns are there.
     assert "h-index" in _html(site, "/researchers?q=kingma")

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from catalog.db import recorded_statements
 from catalog.models import Authorship, Paper, PaperCategory, Researcher
 from catalog.names import person_key
-from catalog.researchers import SAME_NAME_LIMIT, researcher_profile
+from catalog.researchers import SAME_NAME_LIMIT, researcher_profile, told_apart
 
 _ids = count(1)
 
@@ -113,3 +113,26 @@ def test_many_namesakes_cost_the_same_few_statements_and_are_capped(engine: Engi
     )  # 63 people, less itself, less 50
     assert [o.papers for o in others] == sorted((o.papers for o in others), reverse=True), "most papers first"
     assert all(o.coauthors and o.coauthors[0].name.startswith("Peer ") for o in others)
+
+
+def test_a_list_of_coauthors_is_told_apart_in_the_same_few_statements(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        centre = _person(session, "Mira Centre")
+        peers = [_person(session, f"Peer Told {i}") for i in range(12)]
+        for i, peer in enumerate(peers):
+            day, field = dt.date(2015 + i % 4, 1, 1), ["cs.LG", "math.AG"][i % 2]
+            _paper(session, day, field, ("Mira Centre", centre), (peer.display_name, peer))
+        ids = [p.id for p in peers]
+
+    def statements(chosen: list[int]) -> int:
+        with Session(engine) as session, recorded_statements(engine) as seen:
+            told = told_apart(session, chosen)
+            assert set(told) == set(chosen)
+        return len(seen)
+
+    assert statements(ids) == statements(ids[:2]), "no statement per co-author"
+    with Session(engine) as session:
+        told = told_apart(session, ids)
+    assert (told[ids[3]].years, told[ids[3]].categories, told[ids[3]].papers) == ("2018", ["math.AG"], 1)
+    assert [c.name for c in told[ids[0]].coauthors] == ["Mira Centre"]
+    assert told_apart(Session(engine), []) == {}
