@@ -18,7 +18,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -27,9 +30,43 @@ from retrieval.lexical import Bm25Params
 from retrieval.search import MODES, Mode, rank_config
 from settings import Settings, get_settings
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
 
 def bm25_params(settings: Settings) -> Bm25Params:
     return Bm25Params(k1=settings.search.lexical_k1, b=settings.search.lexical_b)
+
+
+# -- what several commands take ------------------------------------------------------------------
+
+
+def _gold_file(help: str) -> Callable[[_Command], _Command]:
+    """``--file``: the JSON-lines file a command measures against."""
+    path = click.Path(exists=True, dir_okay=False, path_type=Path)
+    return click.option("--file", "path", required=True, type=path, help=help)
+
+
+def _beir_dataset(help: str) -> Callable[[_Command], _Command]:
+    path = click.Path(exists=True, file_okay=False, path_type=Path)
+    return click.option("--beir", "root", required=True, type=path, help=help)
+
+
+_CACHE = click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where built indexes are cached (default: <data_dir>/evals).",
+)
+
+
+@contextmanager
+def _input_errors(*errors: type[Exception]) -> Iterator[None]:
+    """A malformed input file or dataset ends the command as a bad option does: its message, no
+    traceback, exit status 1."""
+    try:
+        yield
+    except errors as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @click.group()
@@ -39,30 +76,17 @@ def cli() -> None:
 
 
 @cli.command("retrieval")
-@click.option(
-    "--beir",
-    "root",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A dataset folder in BEIR layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).",
-)
+@_beir_dataset("A dataset folder in BEIR layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).")
 @click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to score.")
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
-@click.option(
-    "--cache",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where built indexes are cached (default: <data_dir>/evals).",
-)
+@_CACHE
 def retrieval_command(root: Path, split: str, mode: str, cache: Path | None) -> None:
     """nDCG@10, recall@100 and MRR@10 of one search mode on a BEIR dataset."""
     from retrieval.embedder import make_embedder
 
     settings = get_settings()
-    try:
+    with _input_errors(beir.DatasetError):
         dataset = beir.load(root, split)
-    except beir.DatasetError as exc:
-        raise click.ClickException(str(exc)) from exc
     report = beir.run_retrieval(
         dataset,
         mode=mode,  # type: ignore[arg-type]
@@ -77,30 +101,17 @@ def retrieval_command(root: Path, split: str, mode: str, cache: Path | None) -> 
 
 
 @cli.command("similarity-floor")
-@click.option(
-    "--beir",
-    "root",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A dataset folder in BEIR layout; its document vectors are cached as `retrieval` caches them.",
-)
+@_beir_dataset("A dataset folder in BEIR layout; its document vectors are cached as `retrieval` caches them.")
 @click.option("--split", default="train", show_default=True, help="qrels/<split>.tsv: the real queries.")
-@click.option(
-    "--cache",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where built indexes are cached (default: <data_dir>/evals).",
-)
+@_CACHE
 def floor_command(root: Path, split: str, cache: Path | None) -> None:
     """Cosine similarities of nonsense, unrelated and real queries to a corpus, per candidate floor."""
     from evals import floor
     from retrieval.embedder import make_embedder
 
     settings = get_settings()
-    try:
+    with _input_errors(beir.DatasetError):
         dataset = beir.load(root, split)
-    except beir.DatasetError as exc:
-        raise click.ClickException(str(exc)) from exc
     embedder = make_embedder(settings)
     cache_root = cache or settings.core.data_dir / "evals"
     index = beir.BeirIndex(dataset, cache_root, embedder, bm25_params(settings))
@@ -110,13 +121,7 @@ def floor_command(root: Path, split: str, cache: Path | None) -> None:
 
 
 @cli.command("qa-retrieval")
-@click.option(
-    "--file",
-    "path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSON lines {"question", "arxiv_id", "pages"} about papers in the ingested corpus.',
-)
+@_gold_file('JSON lines {"question", "arxiv_id", "pages"} about papers in the ingested corpus.')
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Print each question's outcome to stderr.")
 @click.option(
@@ -136,10 +141,8 @@ def qa_command(path: Path, mode: str, verbose: bool, build: bool, distractors: i
     from evals import pages
     from retrieval.embedder import make_embedder
 
-    try:
+    with _input_errors(qa.QaFileError):
         questions = qa.load(path)
-    except qa.QaFileError as exc:
-        raise click.ClickException(str(exc)) from exc
     settings = get_settings()
     chosen: Mode = mode  # type: ignore[assignment] # click.Choice(MODES) checked it
     config = rank_config(settings.search)
@@ -165,10 +168,8 @@ def qa_command(path: Path, mode: str, verbose: bool, build: bool, distractors: i
             "passages": passages.to_json(),  # pages ranked by retrieval.passages.rank_passages
         }
     else:
-        try:
+        with _input_errors(qa.QaFileError):
             report = qa.run(questions, settings=settings, mode=chosen, config=config)
-        except qa.QaFileError as exc:
-            raise click.ClickException(str(exc)) from exc
     if verbose:
         for outcome in report.outcomes:
             print(json.dumps(outcome), file=sys.stderr)
@@ -176,13 +177,7 @@ def qa_command(path: Path, mode: str, verbose: bool, build: bool, distractors: i
 
 
 @cli.command("check-questions")
-@click.option(
-    "--file",
-    "path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSON lines {"question", "arxiv_id", "pages", "answer", "quote"}.',
-)
+@_gold_file('JSON lines {"question", "arxiv_id", "pages", "answer", "quote"}.')
 @click.option(
     "--pdfs",
     "pdf_dir",
@@ -195,10 +190,8 @@ def check_questions_command(path: Path, pdf_dir: Path) -> None:
     """Find every answerable question's quote on one of its pages (the project's PDF extraction)."""
     from evals import quotes
 
-    try:
+    with _input_errors(qa.QaFileError):
         questions = qa.load(path)
-    except qa.QaFileError as exc:
-        raise click.ClickException(str(exc)) from exc
     checked, problems = quotes.check(questions, pdf_dir)
     for p in problems:
         print(f"{path}:{p.line}: {p.reason} ({p.question})", file=sys.stderr)
@@ -211,13 +204,7 @@ def check_questions_command(path: Path, pdf_dir: Path) -> None:
 
 
 @cli.command("qa")
-@click.option(
-    "--file",
-    "path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSON lines {"question", "arxiv_id" (null: unanswerable), "pages", "answer"}.',
-)
+@_gold_file('JSON lines {"question", "arxiv_id" (null: unanswerable), "pages", "answer"}.')
 @click.option(
     "--base-url",
     default=None,
@@ -235,18 +222,14 @@ def answers_command(path: Path, base_url: str | None, no_llm: bool, verbose: boo
     from chat.llm import make_llm
     from evals import answers
 
-    try:
+    with _input_errors(answers.AnswersFileError):
         questions = answers.load(path)
-    except answers.AnswersFileError as exc:
-        raise click.ClickException(str(exc)) from exc
     settings = get_settings()
     url = None if no_llm else base_url or settings.llm.llm_base_url
     llm = make_llm(settings.llm, url) if url else None
     embedded = not no_llm and llm is None and settings.local_llm_enabled
-    try:
+    with _input_errors(qa.QaFileError):
         service, store = qa.open_service(settings, rank_config(settings.search))
-    except qa.QaFileError as exc:
-        raise click.ClickException(str(exc)) from exc
     try:
         figures, details = answers.run(
             questions, settings=settings, search=service, llm=llm, embedded=embedded
@@ -263,13 +246,7 @@ def answers_command(path: Path, base_url: str | None, no_llm: bool, verbose: boo
 
 
 @cli.command("claims")
-@click.option(
-    "--file",
-    "path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSON lines {"id", "passage", "claim", "supported", "kind"} (evals/claims/README.md).',
-)
+@_gold_file('JSON lines {"id", "passage", "claim", "supported", "kind"} (evals/claims/README.md).')
 @click.option(
     "--checker",
     type=click.Choice(["claims", "citations"]),
@@ -284,10 +261,8 @@ def claims_command(path: Path, checker: str, no_embedder: bool, verbose: bool) -
     from evals import claims
     from retrieval.embedder import make_embedder
 
-    try:
+    with _input_errors(claims.ClaimsFileError):
         found = claims.load(path)
-    except claims.ClaimsFileError as exc:
-        raise click.ClickException(str(exc)) from exc
     embedder = None if no_embedder else make_embedder(get_settings())
     check = claims.product_checker(embedder) if checker == "claims" else claims.citations_checker(embedder)
     figures, details = claims.run(found, check)
@@ -298,13 +273,7 @@ def claims_command(path: Path, checker: str, no_embedder: bool, verbose: bool) -
 
 
 @cli.command("researchers")
-@click.option(
-    "--file",
-    "path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Gold papers, one JSON object per line (../shared/data/researchers/README.md).",
-)
+@_gold_file("Gold papers, one JSON object per line (../shared/data/researchers/README.md).")
 @click.option(
     "--resolver",
     type=click.Choice(["all", *researchers.RESOLVERS, *researchers.ORACLES]),
