@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import json
 import re
 import statistics
 import sys
@@ -41,6 +40,7 @@ from chat.citations import declines
 from chat.llm import LLM, ModelChoice
 from chat.pipeline import NO_EVIDENCE, UNAVAILABLE, Chat, Outcome, Turn
 from chat.runtime import LocalLLM
+from evals import jsonl
 from retrieval.evidence import EvidenceSource
 from retrieval.search import SearchService
 from settings import Settings
@@ -61,26 +61,23 @@ class GoldQuestion:
     quote: str = ""
 
 
+def _gold_question(record: Any, _number: int) -> GoldQuestion:
+    question = str(record["question"]).strip()
+    raw = record.get("arxiv_id")
+    paper = arxiv_ids.canonical(str(raw)) if raw else None
+    pages = tuple(int(p) for p in record.get("pages") or ())
+    answer = str(record.get("answer") or "")
+    quote = str(record.get("quote") or "")
+    return GoldQuestion(question, paper, pages, answer, quote)
+
+
 def load(path: Path) -> list[GoldQuestion]:
     found = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            question = str(record["question"]).strip()
-            raw = record.get("arxiv_id")
-            paper = arxiv_ids.canonical(str(raw)) if raw else None
-            pages = tuple(int(p) for p in record.get("pages") or ())
-            answer = str(record.get("answer") or "")
-            quote = str(record.get("quote") or "")
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise AnswersFileError(
-                f"{path}:{number}: expected {{question, arxiv_id, pages, answer}}: {exc}"
-            ) from exc
-        if not question:
+    expected = "{question, arxiv_id, pages, answer}"
+    for number, q in jsonl.records(path, _gold_question, expected=expected, error=AnswersFileError):
+        if not q.question:
             raise AnswersFileError(f"{path}:{number}: the question is empty")
-        found.append(GoldQuestion(question, paper, pages, answer, quote))
+        found.append(q)
     if not found:
         raise AnswersFileError(f"{path} has no questions")
     return found

@@ -14,13 +14,13 @@ passage), for the before/after comparison.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from chat.claims import check_claim
+from evals import jsonl
 from retrieval.embedder import Embedder
 
 KINDS = ("correct", "number_swap", "entity_swap", "negation")
@@ -40,26 +40,22 @@ class Claim:
     kind: str
 
 
+def _claim(record: Any, number: int) -> Claim:
+    if not isinstance(record, dict):
+        raise TypeError("a line is a JSON object")
+    return Claim(
+        str(record.get("id", number)),  # no id: its line number
+        _text(record, "passage"),
+        _text(record, "claim"),
+        _flag(record["supported"]),
+        str(record["kind"]),
+    )
+
+
 def load(path: Path) -> list[Claim]:
     found = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if not isinstance(record, dict):
-                raise TypeError("a line is a JSON object")
-            claim = Claim(
-                str(record.get("id", number)),
-                _text(record, "passage"),
-                _text(record, "claim"),
-                _flag(record["supported"]),
-                str(record["kind"]),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise ClaimsFileError(
-                f'{path}:{number}: expected {{"id", "passage", "claim", "supported", "kind"}}: {exc}'
-            ) from exc
+    expected = '{"id", "passage", "claim", "supported", "kind"}'
+    for number, claim in jsonl.records(path, _claim, expected=expected, error=ClaimsFileError):
         if claim.kind not in KINDS:
             raise ClaimsFileError(
                 f"{path}:{number}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}"

@@ -20,7 +20,6 @@ abstracts, cached) and pages are ranked by :func:`retrieval.passages.rank_passag
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Literal
 
 from catalog import arxiv_ids
 from catalog.db import is_migrated, make_engine, session_factory
-from evals import pages
+from evals import jsonl, pages
 from retrieval.dense import DenseRetriever
 from retrieval.lexical import Bm25Params, LexicalIndex
 from retrieval.passages import PassageConfig, rank_passages
@@ -111,27 +110,26 @@ def pages_in_order(
     return list(seen)
 
 
+def _question(record: Any, _number: int) -> Question:
+    text = str(record["question"]).strip()
+    raw = record["arxiv_id"]
+    paper = None if raw is None else arxiv_ids.canonical(str(raw))
+    pages = tuple(int(p) for p in record.get("pages") or ())
+    answer, quote = (record.get(key) for key in ("answer", "quote"))
+    if not all(value is None or isinstance(value, str) for value in (answer, quote)):
+        raise TypeError("answer and quote are text or null")
+    return Question(text, paper, pages, answer, quote)
+
+
 def load(path: Path) -> list[Question]:
     questions = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            text = str(record["question"]).strip()
-            raw = record["arxiv_id"]
-            paper = None if raw is None else arxiv_ids.canonical(str(raw))
-            pages = tuple(int(p) for p in record.get("pages") or ())
-            answer, quote = (record.get(key) for key in ("answer", "quote"))
-            if not all(value is None or isinstance(value, str) for value in (answer, quote)):
-                raise TypeError("answer and quote are text or null")
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise QaFileError(f"{path}:{number}: expected {{question, arxiv_id, pages}}: {exc}") from exc
-        if not text:
+    expected = "{question, arxiv_id, pages}"
+    for number, q in jsonl.records(path, _question, expected=expected, error=QaFileError):
+        if not q.question:
             raise QaFileError(f"{path}:{number}: the question is empty")
-        if paper is None and pages:
+        if q.arxiv_id is None and q.pages:
             raise QaFileError(f"{path}:{number}: an unanswerable question (arxiv_id null) has no pages")
-        questions.append(Question(text, paper, pages, answer, quote))
+        questions.append(q)
     if not questions:
         raise QaFileError(f"{path} has no questions")
     return questions
