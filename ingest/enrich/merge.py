@@ -37,9 +37,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from rapidfuzz import fuzz
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import ScalarResult, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from catalog.enrichment import (
@@ -63,6 +64,7 @@ from people.writes import preferred_names
 ID_COLUMN = {OPENALEX: "openalex_id", SEMANTIC_SCHOLAR: "semantic_scholar_id"}
 IDENTITIES = ("orcid", "openalex_id", "semantic_scholar_id")
 ROLES = frozenset({"first", "middle", "last"})
+_PerResearcher = TypeVar("_PerResearcher", ResearcherInstitution, ResearcherEnrichment)
 
 
 # -- what a source says, in one shape for both sources ---------------------------------------------
@@ -473,15 +475,8 @@ class Merger:
         )
         # The merged person is shown under the most complete spelling of both (not the older row's).
         keep.display_name = preferred_names(session.connection(), [keep.id]).get(keep.id, keep.display_name)
-        held = {
-            (r.institution_id, r.source)
-            for r in session.execute(
-                select(ResearcherInstitution).where(ResearcherInstitution.researcher_id == keep.id)
-            ).scalars()
-        }
-        for row in session.execute(
-            select(ResearcherInstitution).where(ResearcherInstitution.researcher_id == gone_id)
-        ).scalars():
+        held = {(r.institution_id, r.source) for r in _rows_of(session, ResearcherInstitution, keep.id)}
+        for row in _rows_of(session, ResearcherInstitution, gone_id):
             if (row.institution_id, row.source) not in held:
                 session.add(
                     ResearcherInstitution(
@@ -491,15 +486,8 @@ class Merger:
                         years=row.years,
                     )
                 )
-        kept_sources = {
-            r.source: r
-            for r in session.execute(
-                select(ResearcherEnrichment).where(ResearcherEnrichment.researcher_id == keep.id)
-            ).scalars()
-        }
-        for record in session.execute(
-            select(ResearcherEnrichment).where(ResearcherEnrichment.researcher_id == gone_id)
-        ).scalars():
+        kept_sources = {r.source: r for r in _rows_of(session, ResearcherEnrichment, keep.id)}
+        for record in _rows_of(session, ResearcherEnrichment, gone_id):
             mine = kept_sources.get(record.source)
             if mine is None or (record.status == "found" and mine.status != "found"):
                 target = mine or ResearcherEnrichment(researcher_id=keep.id, source=record.source)
@@ -570,6 +558,13 @@ class Merger:
             )
             if kind == "conflict":
                 self.counts.conflicts += 1
+
+
+def _rows_of(
+    session: Session, table: type[_PerResearcher], researcher_id: int
+) -> ScalarResult[_PerResearcher]:
+    """One researcher's rows of a table keyed by researcher (what a merge moves to the survivor)."""
+    return session.execute(select(table).where(table.researcher_id == researcher_id)).scalars()
 
 
 def _agrees(researcher: Researcher, incoming: dict[str, str | None]) -> bool:
