@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -195,6 +195,13 @@ def parse_author(obj: Mapping[str, Any]) -> Author:
     )
 
 
+def _batched_or(values: Iterable[str | None]) -> Iterator[str]:
+    """The distinct non-empty values, ``|``-joined ``BATCH`` at a time (the values of one OR filter)."""
+    wanted = list(dict.fromkeys(v for v in values if v))
+    for start in range(0, len(wanted), BATCH):
+        yield "|".join(wanted[start : start + BATCH])
+
+
 class OpenAlexClient:
     """The OpenAlex REST API."""
 
@@ -245,11 +252,9 @@ class OpenAlexClient:
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
         """The works OpenAlex has for these DOIs, keyed by bare lower-case DOI (missing ones absent)."""
-        wanted = list(dict.fromkeys(d for d in (bare_doi(x) for x in dois) if d))
         found: dict[str, Work] = {}
-        for start in range(0, len(wanted), BATCH):
-            chunk = wanted[start : start + BATCH]
-            _count, works, _next = self.works(filter="doi:" + "|".join(chunk), per_page=BATCH)
+        for ors in _batched_or(bare_doi(x) for x in dois):
+            _count, works, _next = self.works(filter="doi:" + ors, per_page=BATCH)
             for work in works:
                 if work.doi:
                     found[work.doi] = work
@@ -265,11 +270,9 @@ class OpenAlexClient:
 
     def authors_by_id(self, ids: Sequence[str]) -> dict[str, Author]:
         """Authors by OpenAlex id, batched; keyed by the id OpenAlex answers with."""
-        wanted = list(dict.fromkeys(s for s in (short_id(i) for i in ids) if s))
         found: dict[str, Author] = {}
-        for start in range(0, len(wanted), BATCH):
-            chunk = wanted[start : start + BATCH]
-            body = self.http.get("/authors", {"filter": "openalex:" + "|".join(chunk), "per-page": BATCH})
+        for ors in _batched_or(short_id(i) for i in ids):
+            body = self.http.get("/authors", {"filter": "openalex:" + ors, "per-page": BATCH})
             for obj in body.get("results") or []:
                 author = parse_author(obj)
                 found[author.id] = author

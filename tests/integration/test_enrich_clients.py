@@ -294,6 +294,15 @@ def test_openalex_batches_dois_in_one_request(openalex: OpenAlexClient, openalex
     assert openalex.institution("I27837315").ror_id == "00jmfr291"
 
 
+def test_openalex_asks_for_each_doi_once_fifty_at_a_time(
+    openalex: OpenAlexClient, openalex_peer: Peer
+) -> None:
+    dois = [f"10.1/none-{n}" for n in range(101)]
+    before = len(openalex_peer.seen)
+    assert openalex.works_by_doi([*dois, *(d.upper() for d in dois[:10]), ""]) == {}
+    assert len(openalex_peer.seen) - before == 3  # 101 distinct DOIs: 50 + 50 + 1
+
+
 # -- ROR -----------------------------------------------------------------------------------------------
 
 
