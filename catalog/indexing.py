@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import Row, Select, func, select
 from sqlalchemy.orm import Session
 
 from catalog.models import AbstractIndex, FullText, Paper
@@ -173,6 +173,13 @@ def _per_minute(count: int, first: dt.datetime | None, now: dt.datetime) -> floa
     return count / (elapsed.total_seconds() / 60)
 
 
+def _with_full_text(arxiv_id: str, *columns: Any) -> Select[Any]:
+    """``columns`` of one paper (by canonical id) and of its full text (None: it has none)."""
+    return (
+        select(*columns).outerjoin(FullText, FullText.paper_id == Paper.id).where(Paper.arxiv_id == arxiv_id)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PaperPdf:
     """A paper and the PDF its full text was indexed from (the page reader's source)."""
@@ -200,7 +207,8 @@ def paper_pdf(session: Session, arxiv_id: str) -> PaperPdf | None:
     """The paper (by canonical arXiv id) with its indexed PDF's file, hash and page count; None
     when the paper is not in the catalogue."""
     row = session.execute(
-        select(
+        _with_full_text(
+            arxiv_id,
             Paper.arxiv_id,
             Paper.title,
             Paper.abs_url,
@@ -210,8 +218,6 @@ def paper_pdf(session: Session, arxiv_id: str) -> PaperPdf | None:
             FullText.sha256,
             FullText.pages,
         )
-        .outerjoin(FullText, FullText.paper_id == Paper.id)
-        .where(Paper.arxiv_id == arxiv_id)
     ).first()
     return PaperPdf(*row) if row is not None else None
 
@@ -235,7 +241,8 @@ class FullTextRow:
 def full_text_row(session: Session, arxiv_id: str) -> FullTextRow | None:
     """The full-text state of one catalogue paper (by canonical id); None when it is not there."""
     row = session.execute(
-        select(
+        _with_full_text(
+            arxiv_id,
             Paper.id,
             Paper.arxiv_id,
             Paper.title,
@@ -246,8 +253,6 @@ def full_text_row(session: Session, arxiv_id: str) -> FullTextRow | None:
             FullText.chunk_count,
             FullText.updated_at,
         )
-        .outerjoin(FullText, FullText.paper_id == Paper.id)
-        .where(Paper.arxiv_id == arxiv_id)
     ).one_or_none()
     if row is None:
         return None
