@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -818,28 +818,13 @@ class Settings:
         return self.core.environment == "development"
 
 
-SECTIONS: tuple[type[_Section], ...] = (
-    CoreSettings,
-    DatabaseSettings,
-    ServerSettings,
-    PagesSettings,
-    RedisSettings,
-    IngestSettings,
-    ArxivSettings,
-    ParserSettings,
-    ChunkSettings,
-    EnrichmentSettings,
-    EmbeddingSettings,
-    ChromaSettings,
-    WorkerSettings,
-    SearchSettings,
-    AuthSettings,
-    LimitSettings,
-    McpSettings,
-    LLMSettings,
-    ChatSettings,
-    LocalLLMSettings,
-)
+# Each section's attribute of Settings and its class, in Settings' order (the manual's tables follow it).
+_SECTIONS: dict[str, type[_Section]] = {
+    name: get_type_hints(member.func)["return"]
+    for name, member in vars(Settings).items()
+    if isinstance(member, cached_property)
+}
+SECTIONS = tuple(_SECTIONS.values())
 
 
 @lru_cache(maxsize=1)
@@ -886,7 +871,7 @@ def production_problems(settings: Settings) -> list[str]:
         )
     if "local_signin" in settings.auth.model_fields_set and settings.auth.local_signin:
         problems.append("WOVEPAPER_LOCAL_SIGNIN is on: the local sign-in link is for local development only")
-    sections = [getattr(settings, n) for n, m in vars(Settings).items() if isinstance(m, cached_property)]
+    sections = [getattr(settings, name) for name in _SECTIONS]
     for values in sections:
         for name, field in type(values).model_fields.items():
             extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
