@@ -68,19 +68,14 @@ def _gold_question(record: Any, _number: int) -> GoldQuestion:
     pages = tuple(int(p) for p in record.get("pages") or ())
     answer = str(record.get("answer") or "")
     quote = str(record.get("quote") or "")
+    if not question:
+        raise jsonl.Rejected("the question is empty")
     return GoldQuestion(question, paper, pages, answer, quote)
 
 
 def load(path: Path) -> list[GoldQuestion]:
-    found = []
     expected = "{question, arxiv_id, pages, answer}"
-    for number, q in jsonl.records(path, _gold_question, expected=expected, error=AnswersFileError):
-        if not q.question:
-            raise AnswersFileError(f"{path}:{number}: the question is empty")
-        found.append(q)
-    if not found:
-        raise AnswersFileError(f"{path} has no questions")
-    return found
+    return jsonl.load(path, _gold_question, expected=expected, error=AnswersFileError, noun="questions")
 
 
 def normalise(text: str) -> str:

@@ -43,27 +43,21 @@ class Claim:
 def _claim(record: Any, number: int) -> Claim:
     if not isinstance(record, dict):
         raise TypeError("a line is a JSON object")
-    return Claim(
+    claim = Claim(
         str(record.get("id", number)),  # no id: its line number
         _text(record, "passage"),
         _text(record, "claim"),
         _flag(record["supported"]),
         str(record["kind"]),
     )
+    if claim.kind not in KINDS:
+        raise jsonl.Rejected(f"kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
+    return claim
 
 
 def load(path: Path) -> list[Claim]:
-    found = []
     expected = '{"id", "passage", "claim", "supported", "kind"}'
-    for number, claim in jsonl.records(path, _claim, expected=expected, error=ClaimsFileError):
-        if claim.kind not in KINDS:
-            raise ClaimsFileError(
-                f"{path}:{number}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}"
-            )
-        found.append(claim)
-    if not found:
-        raise ClaimsFileError(f"{path} has no claims")
-    return found
+    return jsonl.load(path, _claim, expected=expected, error=ClaimsFileError, noun="claims")
 
 
 def _text(record: dict[str, Any], key: str) -> str:

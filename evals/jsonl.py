@@ -3,24 +3,34 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def records(
-    path: Path, parse: Callable[[Any, int], T], *, expected: str, error: type[ValueError]
-) -> Iterator[tuple[int, T]]:
-    """Each non-blank line's number and ``parse(value, number)`` of its JSON value. A line that is
-    not JSON, or that ``parse`` rejects (KeyError, TypeError, ValueError), raises ``error``:
-    ``<path>:<line>: expected <expected>: <why>``."""
+class Rejected(Exception):
+    """A record that parses but breaks a rule of its file (an empty question); the message says which."""
+
+
+def load(
+    path: Path, parse: Callable[[Any, int], T], *, expected: str, error: type[ValueError], noun: str
+) -> list[T]:
+    """``parse(value, number)`` of each non-blank line's JSON value. A line that is not JSON, or that
+    ``parse`` cannot read (KeyError, TypeError, ValueError), raises ``error``: ``<path>:<line>:
+    expected <expected>: <why>``; one it rejects, ``<path>:<line>: <why>``; no line, ``<path> has
+    no <noun>``."""
+    found = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            found = parse(json.loads(line), number)
+            found.append(parse(json.loads(line), number))
+        except Rejected as exc:
+            raise error(f"{path}:{number}: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
             raise error(f"{path}:{number}: expected {expected}: {exc}") from exc
-        yield number, found
+    if not found:
+        raise error(f"{path} has no {noun}")
+    return found

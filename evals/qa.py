@@ -118,21 +118,16 @@ def _question(record: Any, _number: int) -> Question:
     answer, quote = (record.get(key) for key in ("answer", "quote"))
     if not all(value is None or isinstance(value, str) for value in (answer, quote)):
         raise TypeError("answer and quote are text or null")
+    if not text:
+        raise jsonl.Rejected("the question is empty")
+    if paper is None and pages:
+        raise jsonl.Rejected("an unanswerable question (arxiv_id null) has no pages")
     return Question(text, paper, pages, answer, quote)
 
 
 def load(path: Path) -> list[Question]:
-    questions = []
     expected = "{question, arxiv_id, pages}"
-    for number, q in jsonl.records(path, _question, expected=expected, error=QaFileError):
-        if not q.question:
-            raise QaFileError(f"{path}:{number}: the question is empty")
-        if q.arxiv_id is None and q.pages:
-            raise QaFileError(f"{path}:{number}: an unanswerable question (arxiv_id null) has no pages")
-        questions.append(q)
-    if not questions:
-        raise QaFileError(f"{path} has no questions")
-    return questions
+    return jsonl.load(path, _question, expected=expected, error=QaFileError, noun="questions")
 
 
 def open_service(settings: Settings, config: RankConfig) -> tuple[SearchService, ChunkStore]:
