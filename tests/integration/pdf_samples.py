@@ -58,6 +58,24 @@ def zeros_flate(mib: int, chunk_mib: int = 16) -> bytes:
     return first + repeat * (count - 1) + b"\x03\x00" + struct.pack(">I", adler)
 
 
+def font_bomb(mib: int) -> bytes:
+    """A TrueType font program that inflates to ``mib`` MiB: MuPDF loads fonts whole."""
+    return raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            stream(b"BT /F1 12 Tf 72 700 Td (Hello world) Tj ET"),
+            b"<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 "
+            b"/FontDescriptor 6 0 R >>",
+            b"<< /Type /FontDescriptor /FontName /Bomb /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
+            b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>",
+            stream(zeros_flate(mib), flate=True),
+        ]
+    )
+
+
 def text_pdf(pages: Sequence[str], *, fontsize: float = 11) -> bytes:
     """Plain visible text, one string per page, set with PyMuPDF."""
     doc = pymupdf.open()

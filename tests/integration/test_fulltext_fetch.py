@@ -32,7 +32,7 @@ from tests.integration.indexing_peers import (
     text_pdf,
 )
 from tests.integration.loopback_http import LoopbackServer, Reply, Request, serve
-from tests.integration.pdf_samples import raw_pdf, stream, zeros_flate
+from tests.integration.pdf_samples import font_bomb
 
 REAL = "1502.03167"  # a real arXiv PDF (165 kB, 11 pages), stamped with its id
 REAL_PDF = SHARED_DATA / "pdfs" / "arxiv" / f"{REAL}.pdf"
@@ -200,20 +200,7 @@ def test_a_pdf_that_crashes_the_parser_fails_the_paper_and_the_worker_goes_on(ha
     """A font that inflates to 512 MiB: the sandboxed child dies at its memory limit; the worker
     (the parent) marks the paper failed and runs the next job."""
     h = harness()
-    bomb = raw_pdf(
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R >> >> >>",
-            stream(b"BT /F1 12 Tf 72 700 Td (Hello world) Tj ET"),
-            b"<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 "
-            b"/FontDescriptor 6 0 R >>",
-            b"<< /Type /FontDescriptor /FontName /Bomb /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
-            b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>",
-            stream(zeros_flate(512), flate=True),
-        ]
-    )
+    bomb = font_bomb(512)
     second = "2408.00002"
     import_papers(h.engine, [second])
     arxiv.answers[f"/pdf/{PAPER}"] = [pdf_reply(bomb)]

@@ -18,7 +18,7 @@ import pytest
 from ingest.chunking import chunk_paper
 from ingest.pdf import PdfLimits, PdfParserPool, PdfRejected, default_pool, parse_pdf
 from settings import ChunkSettings
-from tests.integration.pdf_samples import one_page, raw_pdf, stream, text_pdf, zeros_flate
+from tests.integration.pdf_samples import font_bomb, one_page, raw_pdf, text_pdf, zeros_flate
 
 HELLO = one_page(b"BT /F1 12 Tf 72 700 Td (Hello from a valid page.) Tj ET")
 
@@ -49,24 +49,6 @@ def pool() -> Iterator[PdfParserPool]:
 
 def assert_next_document_parses(pool: PdfParserPool) -> None:
     assert pool.parse(HELLO, PdfLimits()).pages[0].text == "Hello from a valid page."
-
-
-def font_bomb(mib: int) -> bytes:
-    """A TrueType font program that inflates to ``mib`` MiB: MuPDF loads fonts whole."""
-    return raw_pdf(
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R >> >> >>",
-            stream(b"BT /F1 12 Tf 72 700 Td (Hello world) Tj ET"),
-            b"<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 "
-            b"/FontDescriptor 6 0 R >>",
-            b"<< /Type /FontDescriptor /FontName /Bomb /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
-            b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>",
-            stream(zeros_flate(mib), flate=True),
-        ]
-    )
 
 
 def page_count_bomb() -> bytes:
