@@ -418,6 +418,18 @@ class SearchSettings(_Section):
         description="Searches that may wait for a free slot (a few search times of waiting at most); "
         "beyond that a search gets a 503 with `Retry-After` at once, rather than queueing without bound.",
     )
+    search_processes: bool = Field(
+        False,
+        description="Run searches in `WOVEPAPER_SEARCH_CONCURRENCY` processes of their own, so their "
+        "CPU work does not hold the web process's GIL against `/healthz` and cached pages; false: in "
+        "threads of the web process (see Operations, Overload, for what each costs).",
+    )
+    search_vector_poll_seconds: float = Field(
+        2.0,
+        ge=0,
+        description="How often a search process looks whether the web process wrote the embedded vector "
+        "index, and re-opens it if so: the most a new paper waits to be found by meaning.",
+    )
     lexical_k1: float = Field(
         1.2, gt=0, description="BM25 k1 (term-frequency saturation) of the lexical index."
     )

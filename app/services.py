@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.admission import WorkGate
 from app.readiness import Check, Readiness
+from app.search_processes import SearchProcesses
 from catalog.db import make_engine, session_factory, transaction
 from catalog.papers import count_papers
 from chat.llm import LLM, ModelChoice, make_llm
@@ -57,6 +58,9 @@ class Services:
     local_llm: LocalLLM | None = None
     # Pages of the indexed PDFs, drawn in the parser's sandbox (``/papers/{id}/pages/{n}``).
     page_reader: PageReader | None = None
+    # The same searches in processes of their own (``WOVEPAPER_SEARCH_PROCESSES``): what the search
+    # page, the API and MCP call; the chat's evidence keeps ``search``.
+    search_processes: SearchProcesses | None = None
     # Chat turns: retrieval's evidence over ``search``, then the model, see chat.pipeline.
     chat: Chat = field(init=False)
     # Searches run through this gate: bounded concurrency, the excess shed with a 503.
@@ -113,6 +117,9 @@ class Services:
         )
         services = cls(settings, engine, session_factory(engine), store, embedder, None, search, llm, local)
         services.page_reader = open_page_reader(settings)
+        if settings.search.search_processes:
+            processes = services.search_gate.concurrency
+            services.search_processes = SearchProcesses(open_search_process, settings, processes, search)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
         return services
@@ -184,12 +191,22 @@ class Services:
             self.warming.join(timeout=30)  # it reads the stores closed below
         if self.worker is not None:
             self.worker.stop()
+        if self.search_processes is not None:
+            self.search_processes.close()
         if self.search is not None:
             self.search.close()
         if self.page_reader is not None:
             self.page_reader.close()
         self.store.close()
         self.engine.dispose()
+
+
+def open_search_process(settings: Settings) -> SearchService:
+    """A search process's own search service (see :mod:`app.search_processes`). It only reads:
+    the embedded Chroma as a follower of the web process that writes it."""
+    engine = make_engine(settings.database_url, echo=settings.database.database_echo)
+    embedder = make_embedder(settings)
+    return open_search(settings, engine, open_store(settings, embedder, follower=True), embedder)
 
 
 def lifespan(settings: Settings):  # type: ignore[no-untyped-def]

@@ -2,11 +2,15 @@
 concurrent clients, with the background indexing idle and then running.
 
     .venv/bin/python benchmarks/overload.py [--levels 8,32,64] [--seconds 20] [--embed 500]
+        [--search-in threads,processes]
 
 The corpus is the 20k demo listings built by ``benchmarks/search_latency.py`` (catalogue, lexical
 index, one vector per paper; only ``--embed`` abstracts embedded for real, the rest reuse them with
-noise), copied to a scratch directory per run. The app is ``python -m app serve`` (one uvicorn
-worker, default settings: page cache on, search concurrency one per core, queue 4). At N concurrent
+noise), copied to a scratch directory per level. The app is ``python -m app serve`` (one uvicorn
+worker, default settings: page cache on, search concurrency one per core, queue 4), started afresh
+for each level and each search path of ``--search-in``: ``threads`` (of the web process) or
+``processes`` (of their own, ``WOVEPAPER_SEARCH_PROCESSES``); with both, the paths alternate and
+their order flips from one level to the next, so they share the machine's moods. At N concurrent
 clients, half of them ask for pages from a fixed set of 40 (warmed before each level, so cached)
 through ``wrk`` (C, so the load generator costs little CPU; Debian: ``apt-get install wrk``), half
 run searches with queries not asked before in this run (Python, asyncio), and a separate process
@@ -15,8 +19,11 @@ asks ``/healthz`` every 50 ms (its latency is the server's, not a busy client's)
 while the load runs (``python -m indexing abstracts`` enqueues them; the app's worker does the work).
 
 Printed per phase and level: pages p50/p99, search p50/p99 (answered searches only), ``/healthz``
-p99 and max, counts of 200s, deliberate 503s and anything else, and the load average before and
-after (the machine is shared: read the figures with it).
+p99 and max, counts of 200s, deliberate 503s and anything else, the load average before and
+after (the machine is shared: read the figures with it), and where the web process's event loop
+thread spent the level (Linux schedstat): on a CPU, and runnable but waiting for one (the machine's
+cores, not the GIL: a thread waiting for the GIL sleeps). ``--pages-only`` leaves the search clients
+out (half the clients still ask for pages): the floor that searches add to.
 """
 
 from __future__ import annotations
@@ -82,13 +89,14 @@ def pct(samples: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))], 1)
 
 
-def start_app(data_dir: Path, port: int, worker: bool) -> subprocess.Popen[bytes]:
+def start_app(data_dir: Path, port: int, worker: bool, search_in: str = "threads") -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WOVEPAPER_")}
     env.update(
         {
             "WOVEPAPER_DATA_DIR": str(data_dir),
             "WOVEPAPER_ENVIRONMENT": "test",
             "WOVEPAPER_WORKER_EMBEDDED": "true" if worker else "false",
+            "WOVEPAPER_SEARCH_PROCESSES": "true" if search_in == "processes" else "false",
             # Every client is one loopback address: the per-address API limit (a 429 long before
             # the server is loaded) is not what this measures.
             "WOVEPAPER_LIMIT_API": "100000000/60",
@@ -200,8 +208,23 @@ async def searches(base: str, clients: int, seconds: float, texts: QueryPool, ta
         await asyncio.gather(*(client() for _ in range(clients)))
 
 
+def loop_thread(pid: int) -> tuple[float, float]:
+    """Seconds the process's main (event loop) thread has run on a CPU, and waited runnable for one."""
+    try:
+        ran, waited, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except OSError:  # not Linux
+        return 0.0, 0.0
+    return int(ran) / 1e9, int(waited) / 1e9
+
+
 def run_level(
-    base: str, clients: int, seconds: float, paths: list[str], texts: QueryPool, folder: Path
+    base: str,
+    clients: int,
+    seconds: float,
+    paths: list[str],
+    texts: QueryPool,
+    folder: Path,
+    pages_only: bool = False,
 ) -> Tally:
     tally = Tally()
     searchers = max(1, clients // 2)
@@ -210,7 +233,10 @@ def run_level(
     prober.start()
     with ThreadPoolExecutor(1) as pool:
         pages = pool.submit(wrk_pages, base, clients - searchers, seconds, paths, folder)
-        asyncio.run(searches(base, searchers, seconds, texts, tally))
+        if pages_only:
+            time.sleep(seconds)
+        else:
+            asyncio.run(searches(base, searchers, seconds, texts, tally))
         tally.pages = pages.result()  # type: ignore[assignment]
     prober.join(timeout=120)
     while not results.empty():
@@ -223,11 +249,18 @@ def run_level(
 
 
 def report(
-    phase: str, clients: int, tally: Tally, load_before: float, load_after: float, repeated: int
+    phase: str,
+    clients: int,
+    search_in: str,
+    tally: Tally,
+    load_before: float,
+    load_after: float,
+    repeated: int,
 ) -> dict[str, object]:
     return {
         "phase": phase,
         "clients": clients,
+        "search_in": search_in,
         "pages_ms": tally.pages,
         "search_ms": {
             "p50": pct(tally.searches, 0.5),
@@ -242,6 +275,65 @@ def report(
     }
 
 
+def run_app_level(
+    source: Path,
+    phase: str,
+    worker: bool,
+    clients: int,
+    search_in: str,
+    seconds: float,
+    texts: QueryPool,
+    pages_only: bool,
+) -> dict[str, object]:
+    """One level against a fresh app on a fresh copy of the corpus (with its indexing queued)."""
+    with tempfile.TemporaryDirectory(prefix="bench-overload-") as scratch:
+        data_dir = Path(scratch) / "data"
+        shutil.copytree(source, data_dir)
+        port = free_port()
+        server = start_app(data_dir, port, worker, search_in)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            if worker:
+                enqueue_abstracts(data_dir)
+            pages = page_paths(base)
+            # The clients start only once the app answers (it may be busy with the indexing just
+            # queued) and the search processes, if any, have warmed up.
+            wait_until_answering(base, server, 120)
+            wait_until_searching(base, 120)
+            warm(base, pages)
+            before = os.getloadavg()[0]
+            repeated = texts.repeated
+            ran, waited, started = *loop_thread(server.pid), time.monotonic()
+            tally = run_level(base, clients, seconds, pages, texts, Path(scratch), pages_only)
+            ran_after, waited_after = loop_thread(server.pid)
+            wall = time.monotonic() - started
+            row = report(
+                phase, clients, search_in, tally, before, os.getloadavg()[0], texts.repeated - repeated
+            )
+            row["loop_thread"] = {
+                "on_cpu": round((ran_after - ran) / wall, 2),
+                "waiting_for_cpu": round((waited_after - waited) / wall, 2),
+            }
+            if worker:
+                answer = httpx.get(f"{base}/api/ingest/status", timeout=60)
+                status = answer.json() if answer.status_code == 200 else {}
+                row["indexed_by_the_end"] = status.get("abstracts_indexed", f"status {answer.status_code}")
+            return row
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
+def wait_until_searching(base: str, seconds: float) -> None:
+    """Until a search answers (the first one loads the indexes, or waits for the search processes)."""
+    deadline = time.monotonic() + seconds
+    with httpx.Client(base_url=base, timeout=seconds) as client:
+        while client.get("/api/search", params={"q": "warm up the search"}).status_code != 200:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the app at {base} does not answer searches")
+            time.sleep(0.5)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -249,54 +341,42 @@ def main() -> None:
     parser.add_argument("--levels", default="8,32,64")
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--embed", type=int, default=500, help="abstracts embedded for real when building")
+    parser.add_argument(
+        "--search-in", default="threads,processes", help="search paths to compare: threads, processes"
+    )
+    parser.add_argument("--indexing", default="idle,running", help="phases: idle, running")
+    parser.add_argument("--pages-only", action="store_true", help="no search clients")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
+    paths = args.search_in.split(",")
     source = ROOT / "data" / "bench-search-20k"
     build("20k", source, args.embed)
-    # Enough unseen queries for the default run (6 levels of 20 s); a longer one repeats some.
+    # Unseen queries for about 6 levels of 20 s per path; a longer run repeats some (counted).
     texts = QueryPool(queries(source, 12000))
     rows = []
-    for phase, worker in (("indexing idle", False), ("indexing running", True)):
-        with tempfile.TemporaryDirectory(prefix="bench-overload-") as scratch:
-            data_dir = Path(scratch) / "data"
-            shutil.copytree(source, data_dir)
-            port = free_port()
-            server = start_app(data_dir, port, worker)
-            try:
-                base = f"http://127.0.0.1:{port}"
-                if worker:
-                    enqueue_abstracts(data_dir)
-                pages = page_paths(base)
-                for clients in levels:
-                    # Every client starts only once the app answers (it may still be busy after
-                    # the level before, or with the indexing just queued).
-                    wait_until_answering(base, server, 120)
-                    warm(base, pages)
-                    before = os.getloadavg()[0]
-                    repeated = texts.repeated
-                    tally = run_level(base, clients, args.seconds, pages, texts, Path(scratch))
-                    row = report(phase, clients, tally, before, os.getloadavg()[0], texts.repeated - repeated)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                if worker:
-                    answer = httpx.get(f"{base}/api/ingest/status", timeout=60)
-                    status = answer.json() if answer.status_code == 200 else {}
-                    indexed = status.get("abstracts_indexed", f"status {answer.status_code}")
-                    print(json.dumps({"indexed_during_the_run": indexed}), flush=True)
-            finally:
-                server.terminate()
-                server.wait(timeout=60)
+    phases = [(f"indexing {phase}", phase == "running") for phase in args.indexing.split(",")]
+    for phase, worker in phases:
+        for n, clients in enumerate(levels):
+            for search_in in paths if n % 2 == 0 else paths[::-1]:
+                row = run_app_level(
+                    source, phase, worker, clients, search_in, args.seconds, texts, args.pages_only
+                )
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     print()
-    print("phase             clients  pages p50/p99  search p50/p99  healthz p99/max  503  errors  load avg")
+    print(
+        "phase             clients search in  pages p50/p99  search p50/p99  healthz p99/max"
+        "  503  errors  loop cpu/wait  load avg"
+    )
     for r in rows:
-        p, q, h, errors = r["pages_ms"], r["search_ms"], r["healthz_ms"], r["errors"]
-        assert (
-            isinstance(p, dict) and isinstance(q, dict) and isinstance(h, dict) and isinstance(errors, dict)
-        )
+        p, q, h, errors, loop = r["pages_ms"], r["search_ms"], r["healthz_ms"], r["errors"], r["loop_thread"]
+        assert isinstance(p, dict) and isinstance(q, dict) and isinstance(h, dict)
+        assert isinstance(errors, dict) and isinstance(loop, dict)
         print(
-            f"{r['phase']:<17} {r['clients']!s:>7}  {p['p50']!s:>6}/{p['p99']!s:<6}"
+            f"{r['phase']:<17} {r['clients']!s:>7} {r['search_in']!s:<10} {p['p50']!s:>6}/{p['p99']!s:<6}"
             f" {q['p50']!s:>7}/{q['p99']!s:<7} {h['p99']!s:>7}/{h['max']!s:<7}"
-            f" {r['shed_503']!s:>4} {sum(errors.values()) + int(p.get('non_2xx', 0)):>7}  {r['load_average']}"
+            f" {r['shed_503']!s:>4} {sum(errors.values()) + int(p.get('non_2xx', 0)):>7}"
+            f"  {loop['on_cpu']:>5.0%}/{loop['waiting_for_cpu']:<5.0%}  {r['load_average']}"
         )
 
 

@@ -41,16 +41,19 @@ def index_name(settings: Settings, embedder: Embedder) -> str:
     )
 
 
-def open_store(settings: Settings, embedder: Embedder | None = None) -> ChunkStore:
+def open_store(settings: Settings, embedder: Embedder | None = None, *, follower: bool = False) -> ChunkStore:
     """The chunk store for the configured Chroma and the current index. Embedded Chroma: takes the
     single-writer lock, raising ``retrieval.store.StoreLocked`` (naming the holder) when another
-    process has it."""
+    process has it; a ``follower`` reads what that process writes instead (a search process)."""
     embedder = embedder or make_embedder(settings)
     name = index_name(settings, embedder)
     if settings.chroma.chroma_host:
         return ChunkStore.server(
             settings.chroma.chroma_host, settings.chroma.chroma_port, name=name, dim=embedder.dim
         )
+    if follower:
+        poll = settings.search.search_vector_poll_seconds
+        return ChunkStore.follower(settings.chroma_path, name=name, dim=embedder.dim, poll_seconds=poll)
     return ChunkStore.embedded(settings.chroma_path, name=name, dim=embedder.dim)
 
 

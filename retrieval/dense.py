@@ -103,15 +103,18 @@ class DenseRetriever:
         self.embedder = embedder
         self._adapter = _QueryEmbedding(embedder)
         self._index: VectorStoreIndex | None = None
+        self._indexed: object = None  # the collection ``_index`` was built on
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     @property
     def index(self) -> VectorStoreIndex:
-        if self._index is None:
-            vector_store = _NearestIds(self.store.collection)
+        collection = self.store.collection  # a follower's changes when it re-opens
+        if self._index is None or collection is not self._indexed:
+            vector_store = _NearestIds(collection)
             self._index = VectorStoreIndex.from_vector_store(vector_store, embed_model=self._adapter)
+            self._indexed = collection
         return self._index
 
     def embed_query(self, query: str) -> list[float]:

@@ -3,10 +3,14 @@
 Two ways to reach Chroma, one interface (:class:`ChunkStore`):
 
 - **embedded** (default): a ``PersistentClient`` on a local directory. A Chroma directory must have
-  ONE writing process (several corrupt it, and a second reader does not see vectors added after it
-  opened), so the path is guarded by an ``flock`` lock file: a second process is refused with a
-  message naming the holder. The kernel drops the lock when its holder dies, so a stale lock file
-  left by a killed process never blocks a restart.
+  ONE writing process (several corrupt it), so the path is guarded by an ``flock`` lock file: a
+  second process is refused with a message naming the holder. The kernel drops the lock when its
+  holder dies, so a stale lock file left by a killed process never blocks a restart.
+- **follower** (the search processes beside an embedded writer): the same directory opened to read
+  only. Another process's client loads the vector index once and does not see vectors added after
+  it opened (measured with chromadb 1.5.9; ``get`` and ``count`` do, ``query`` does not), so the
+  writer rewrites a generation file after every write and a follower, at most every
+  ``poll_seconds``, compares it with the one it opened at and re-opens its client when it changed.
 - **server**: an ``HttpClient`` to a ``chroma run`` server, shared by any number of workers and web
   processes.
 
@@ -51,6 +55,7 @@ MetaValue = Scalar | list[str]  # lists (e.g. categories) are filterable with ``
 # Chroma caps the records per call (max_batch_size, about 5k on SQLite); stay well below it.
 WRITE_BATCH = 1000
 LOCK_FILE = ".wovepaper-writer.lock"
+GENERATION_FILE = ".wovepaper-generation"  # rewritten after every write; followers re-open on a change
 
 
 # What a Chroma call raises when the store is broken or away: its own errors, bad input it refuses,
@@ -177,7 +182,8 @@ class WriterLock:
 
 
 class ChunkStore:
-    """Chunks of one collection. Thread-safe: the client is built once, on first use."""
+    """Chunks of one collection. Thread-safe: the client is built once, on first use (a follower's
+    again whenever the writer's generation changed)."""
 
     def __init__(
         self,
@@ -188,6 +194,7 @@ class ChunkStore:
         host: str = "",
         port: int = 8000,
         lock: bool = True,
+        follow_seconds: float | None = None,
     ) -> None:
         if not path and not host:
             raise ValueError("a ChunkStore needs an embedded path or a server host")
@@ -196,16 +203,28 @@ class ChunkStore:
         self.path = path
         self.host = host
         self.port = port
-        self._lock = WriterLock(path) if path and not host and lock else None
+        embedded = path is not None and not host
+        self._lock = WriterLock(path) if path and not host and lock and follow_seconds is None else None
         self._client: ClientAPI | None = None
         self._collection: Collection | None = None
         self._guard = threading.Lock()
+        # A follower: the generation its client was opened at, how often it looks, when it looks next.
+        self._follow = follow_seconds if embedded else None
+        self._generation: str | None = None
+        self._next_look = 0.0
         if self._lock:
             self._lock.acquire()  # refuse early, before anything else is opened
 
     @classmethod
     def embedded(cls, path: Path, *, name: str, dim: int) -> ChunkStore:
         return cls(name=name, dim=dim, path=path)
+
+    @classmethod
+    def follower(cls, path: Path, *, name: str, dim: int, poll_seconds: float) -> ChunkStore:
+        """Reads an embedded Chroma that another process writes, seeing its writes within
+        ``poll_seconds`` (plus the time to re-open). Never writes; takes no lock. Meant for a
+        process with no other client of ``path`` (chromadb shares one per path and process)."""
+        return cls(name=name, dim=dim, path=path, follow_seconds=poll_seconds)
 
     @classmethod
     def server(cls, host: str, port: int, *, name: str, dim: int) -> ChunkStore:
@@ -235,7 +254,10 @@ class ChunkStore:
     @property
     def collection(self) -> Collection:
         """The chromadb collection (cosine space), created on first use. Retrieval code that wants
-        the raw collection (e.g. llama-index's ``ChromaVectorStore``) takes it from here."""
+        the raw collection (e.g. llama-index's ``ChromaVectorStore``) takes it from here: a
+        follower's is a new object after each re-open."""
+        if self._follow is not None:
+            self._catch_up()
         if self._collection is None:
             client = self.client
             with self._guard:
@@ -261,15 +283,55 @@ class ChunkStore:
 
     def close(self) -> None:
         with self._guard:
-            if self._client is not None:
-                try:
-                    cast(Any, self._client).close()  # Client has close(); the ClientAPI protocol does not
-                except (ChromaError, OSError, RuntimeError) as exc:  # closing must not mask shutdown
-                    log.warning("closing the %s failed: %s", self.where, exc)
-                self._client = None
-                self._collection = None
+            self._close_client()
             if self._lock:
                 self._lock.release()
+
+    def _close_client(self) -> None:
+        if self._client is not None:
+            try:
+                cast(Any, self._client).close()  # Client has close(); the ClientAPI protocol does not
+            except (ChromaError, OSError, RuntimeError) as exc:  # closing must not mask shutdown
+                log.warning("closing the %s failed: %s", self.where, exc)
+            self._client = None
+            self._collection = None
+
+    # -- following another process's writes ----------------------------------------------------
+
+    def _generation_file(self) -> Path:
+        assert self.path is not None
+        return self.path / GENERATION_FILE
+
+    def _read_generation(self) -> str:
+        try:
+            return self._generation_file().read_text()
+        except FileNotFoundError:
+            return ""
+
+    def _bump_generation(self) -> None:
+        """The writer: a new generation after a write (written whole, then renamed into place)."""
+        if self._lock is None:
+            return
+        target = self._generation_file()
+        part = target.with_name(f"{GENERATION_FILE}.{os.getpid()}.{threading.get_ident()}")
+        part.write_text(f"{time.time_ns()} {os.getpid()}")
+        part.replace(target)
+
+    def _catch_up(self) -> None:
+        """A follower: re-open when the writer's generation differs from the one the client was
+        opened at. The generation is read before opening, so a write after it is seen next time."""
+        assert self._follow is not None
+        now = time.monotonic()
+        if now < self._next_look:
+            return
+        self._next_look = now + self._follow
+        current = self._read_generation()
+        with self._guard:
+            if current != self._generation:
+                # close() drops chromadb's shared system for the path, so the next client loads the
+                # vector index as it is on disk now; a new client of the same open path would not.
+                self._close_client()
+                self._generation = current
 
     # -- writes ----------------------------------------------------------------------------------
 
@@ -329,6 +391,7 @@ class ChunkStore:
         vectors: Sequence[Sequence[float]],
         papers: Sequence[Mapping[str, MetaValue | None]],
     ) -> None:
+        self._writable()
         if not (len(chunks) == len(vectors) == len(papers)):
             raise ValueError("chunks, vectors and paper metadata must have the same length")
         for vector in vectors:
@@ -346,13 +409,22 @@ class ChunkStore:
                 )
             except CHROMA_ERRORS as exc:
                 raise StoreError(f"upsert of {len(batch)} chunks into {self.where} failed: {exc}") from exc
+            finally:
+                self._bump_generation()  # even a failed batch may have written part of itself
 
     def _delete(self, ids: Sequence[str]) -> None:
+        self._writable()
         for start in range(0, len(ids), WRITE_BATCH):
             try:
                 self.collection.delete(ids=list(ids[start : start + WRITE_BATCH]))
             except CHROMA_ERRORS as exc:
                 raise StoreError(f"deleting chunks in the {self.where} failed: {exc}") from exc
+            finally:
+                self._bump_generation()
+
+    def _writable(self) -> None:
+        if self._follow is not None:
+            raise StoreError(f"a follower of the {self.where} only reads; its writer process writes")
 
     # -- reads -----------------------------------------------------------------------------------
 

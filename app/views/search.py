@@ -11,6 +11,7 @@ from markupsafe import Markup, escape
 
 from app.indexing_status import summary
 from app.rendering import View, md_escape, query_string
+from app.search_processes import SearchProcesses
 from app.services import Services
 from catalog.search_queries import SearchFilters
 from catalog.urls import paper_path, reader_path, researcher_path
@@ -59,10 +60,11 @@ def search_request(
     )
 
 
-def search_service(services: Services) -> SearchService:
+def search_service(services: Services) -> SearchService | SearchProcesses:
+    """What searches for the page, the API and MCP: the search processes when they run."""
     if services.search is None:
         raise ServiceUnavailableException(detail="Search is not available on this server right now.")
-    return services.search
+    return services.search_processes or services.search
 
 
 def _params(request: SearchRequest, **change: object) -> dict[str, object]:
