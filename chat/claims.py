@@ -50,7 +50,6 @@ _PREPOSITIONS = frozenset(
     ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
 )
 _GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
-_HEDGES = frozenset(["about", "around", "roughly", "approximately", "nearly", "almost", "some", "~", "circa"])
 _NUMBER = re.compile(
     r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
     r"(?![\w])",
@@ -404,6 +403,14 @@ def _same(a: _Value, b: _Value) -> bool:
     return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
 
 
+def _rounds_to(a: _Value, b: _Value) -> bool:
+    """``a`` said less precisely as ``b`` ("28.4" as "about 28", "4.94%" as "4.9%")."""
+    places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
+    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
+    units = {a.unit, b.unit} - {"", "word", "-"}
+    return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
+
+
 def _is_year(v: _Value) -> bool:
     return not v.unit and v.value.is_integer() and 1900 <= v.value <= 2100 and len(v.text) == 4
 
@@ -430,7 +437,10 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     span = _span_words(passage, window)
     claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
     for value in claim_values:
-        if not any(_same(v, value) for v in passage_values):
+        stated_as = [v for v in passage_values if _same(v, value)] or [
+            v for v in passage_values if _rounds_to(v, value)
+        ]
+        if not stated_as:
             return f"{value.text} is not in the passage"
         claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
         # Words that tell the passage's numbers of this kind apart: a metric most of them are given
@@ -458,7 +468,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
                 found += NAME_WEIGHT if ours else -NAME_WEIGHT
             return found + (WINDOW_WEIGHT if span[0] <= v.start < span[1] else 0.0)
 
-        own, stated = max(((score(v), v) for v in passage_values if _same(v, value)), key=lambda r: r[0])
+        own, stated = max(((score(v), v) for v in stated_as), key=lambda r: r[0])
         # A word around the number whose opposite qualifies it in the passage ("4.82% … validation
         # error" against "4.82% … error on … the test set").
         contrast = _antonym(_sentence_terms(claim, value.start), _sentence_terms(passage, stated.start))
@@ -468,7 +478,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         rivals = [
             (score(v), v)
             for v in passage_values
-            if _comparable(v, value) and not any(_same(v, mine) for mine in claim_values)
+            if _comparable(v, value)
+            and v not in stated_as
+            and not any(_same(v, mine) for mine in claim_values)
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])

@@ -199,3 +199,11 @@ def test_a_section_sign_is_not_a_value() -> None:
     """ "(§5.1)" is where, not how much: a claim's 5.1 is not in the passage."""
     result = check_claim("The hyperparameter β is set to 5.1.", DECODING)
     assert result.kind == "number" and "not in the passage" in result.reason
+
+
+def test_a_rounded_number_is_the_number_it_rounds() -> None:
+    claim = "The Transformer scores about 28 BLEU on WMT 2014 English-to-German translation."
+    assert check_claim(claim, ABSTRACT).supported
+    # rounded, but the passage gives it for English-to-French
+    assert check_claim(claim.replace("28", "42"), ABSTRACT).kind == "number"
+    assert check_claim(claim.replace("28", "29"), ABSTRACT).kind == "number"
