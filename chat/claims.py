@@ -443,6 +443,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         if not stated_as:
             return f"{value.text} is not in the passage"
         claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
+        claim_mods = _modifiers(
+            claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
+        )
         # Words that tell the passage's numbers of this kind apart: a metric most of them are given
         # in ("2.0 BLEU", "BLEU score of 28.4") binds none more than another.
         kind = [_attached(passage_tokens, v.start) for v in passage_values if _comparable(v, value)]
@@ -454,11 +457,17 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             claim_ctx: dict[str, float] = claim_ctx,
             attached: set[str] = attached,
             shared: set[str] = shared,
+            claim_mods: dict[str, set[float]] = claim_mods,
         ) -> float:
             found = _binding(claim_ctx, _context(passage_words, v.start, _reach(passage, passage_values, v)))
             theirs = _attached(passage_tokens, v.start) - shared
             if attached and theirs:  # how far the two say the same ("BLEU score" and "BLEU": much)
                 found += ATTACH_WEIGHT * 2 * len(attached & theirs) / (len(attached) + len(theirs))
+            if claim_mods:  # numbers around it that gainsay the claim's ("4% with the 2016 index")
+                reach = _reach(passage, passage_values, v, prose=True)
+                mods = _modifiers(passage_tokens, passage_values, v, reach)
+                wrong = sum(not claim_mods[t] & mods[t] for t in claim_mods if t in mods)
+                found -= ATTACH_WEIGHT * wrong / len(claim_mods)
             # "5 per class" is said of the class: "each class … 5 examples" binds it as tightly
             per = _per(passage_tokens, v.start)
             found += ATTACH_WEIGHT if per and per <= claim_ctx.keys() else 0.0
@@ -511,6 +520,25 @@ def _attached(tokens: Sequence[str], at: int) -> set[str]:
     return out
 
 
+def _modifiers(
+    tokens: Sequence[str], values: Sequence[_Value], v: _Value, reach: tuple[int, int]
+) -> dict[str, set[float]]:
+    """The other numbers near ``v`` (within its reach) by the words they qualify: in "4% with the
+    2016 index and 2018 leaders", {"index": {2016}, "leader": {2018}}."""
+    out: dict[str, set[float]] = {}
+    lo, hi = max(reach[0], v.start - 2 * NEAR), min(reach[1], v.start + 2 * NEAR + 1)
+    for o in values:
+        if o.start == v.start or not lo <= o.start < hi or o.unit == "word":
+            continue
+        token = tokens[o.start]
+        words = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
+        if not re.search(r"[,;:.)\]]$", token):
+            words |= _phrase(tokens[o.start + 1 : o.start + 3])
+        for t in words:
+            out.setdefault(t, set()).add(o.value)
+    return out
+
+
 def _per(tokens: Sequence[str], at: int) -> set[str]:
     """What a number is counted for ("5 per class"): the words after its "per"."""
     if at + 1 < len(tokens) and tokens[at + 1].lower() == "per" and not re.search(r"[,;:.)]$", tokens[at]):
@@ -535,10 +563,10 @@ def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
     return out
 
 
-def _reach(text: str, values: Sequence[_Value], v: _Value) -> tuple[int, int]:
+def _reach(text: str, values: Sequence[_Value], v: _Value, *, prose: bool = False) -> tuple[int, int]:
     """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
     clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
-    if _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
+    if not prose and _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
         return 0, 10**9
     breaks = _breaks(text)
     lo, hi = 0, 10**9
