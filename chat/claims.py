@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -43,13 +44,19 @@ NEAR = 6  # words either side of a number that bind it
 MARGIN = 0.1  # how much more tightly another number must be bound to be the one stated
 NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or unbinds) this much
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
+ATTACH_WEIGHT = 0.3  # a number whose own words ("25,000 test questions") are the claim's binds this much
+_LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
+_PREPOSITIONS = frozenset(
+    ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
+)
+_GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
 _NUMBER = re.compile(
     r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
     r"(?![\w])",
 )
 _NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
-    r"\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|§|Eq\.|Equation|Appendix|Algorithm|Step)\s*\d+(?:\.\d+)*|"
+    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix|Algorithm|Step)|§)\s*\d+(?:\.\d+)*|"
     r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
     r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])"  # "… rule. 4 Results We applied"
 )
@@ -396,6 +403,14 @@ def _same(a: _Value, b: _Value) -> bool:
     return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
 
 
+def _rounds_to(a: _Value, b: _Value) -> bool:
+    """``a`` said less precisely as ``b`` ("28.4" as "about 28", "4.94%" as "4.9%")."""
+    places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
+    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
+    units = {a.unit, b.unit} - {"", "word", "-"}
+    return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
+
+
 def _is_year(v: _Value) -> bool:
     return not v.unit and v.value.is_integer() and 1900 <= v.value <= 2100 and len(v.text) == 4
 
@@ -420,20 +435,49 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_names = {_fold(n) for n in _names(claim, anywhere=True)}
     claim_terms = terms(claim)
     span = _span_words(passage, window)
+    claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
     for value in claim_values:
-        if not any(_same(v, value) for v in passage_values):
+        stated_as = [v for v in passage_values if _same(v, value)] or [
+            v for v in passage_values if _rounds_to(v, value)
+        ]
+        if not stated_as:
             return f"{value.text} is not in the passage"
         claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
+        claim_mods = _modifiers(
+            claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
+        )
+        # Words that tell the passage's numbers of this kind apart: a metric most of them are given
+        # in ("2.0 BLEU", "BLEU score of 28.4") binds none more than another.
+        kind = [_attached(passage_tokens, v.start) for v in passage_values if _comparable(v, value)]
+        shared = {t for t, n in Counter(t for a in kind for t in a).items() if n > len(kind) / 2} | _GENERIC
+        attached = _attached(claim_tokens, value.start) - shared
 
-        def score(v: _Value, claim_ctx: dict[str, float] = claim_ctx) -> float:
+        def score(
+            v: _Value,
+            claim_ctx: dict[str, float] = claim_ctx,
+            attached: set[str] = attached,
+            shared: set[str] = shared,
+            claim_mods: dict[str, set[float]] = claim_mods,
+        ) -> float:
             found = _binding(claim_ctx, _context(passage_words, v.start, _reach(passage, passage_values, v)))
+            theirs = _attached(passage_tokens, v.start) - shared
+            if attached and theirs:  # how far the two say the same ("BLEU score" and "BLEU": much)
+                found += ATTACH_WEIGHT * 2 * len(attached & theirs) / (len(attached) + len(theirs))
+            if claim_mods:  # numbers around it that gainsay the claim's ("4% with the 2016 index")
+                reach = _reach(passage, passage_values, v, prose=True)
+                mods = _modifiers(passage_tokens, passage_values, v, reach)
+                wrong = sum(not claim_mods[t] & mods[t] for t in claim_mods if t in mods)
+                found -= ATTACH_WEIGHT * wrong / len(claim_mods)
+            # "5 per class" is said of the class: "each class … 5 examples" binds it as tightly
+            per = _per(passage_tokens, v.start)
+            found += ATTACH_WEIGHT if per and per <= claim_ctx.keys() else 0.0
             label = _label(passage_words, passage, v.start) if _in_table(passage_values, v) else None
             if label is not None and (claim_names or claim_terms):
                 ours = label in claim_names or bool(set(term_list(label)) & claim_terms)
                 found += NAME_WEIGHT if ours else -NAME_WEIGHT
             return found + (WINDOW_WEIGHT if span[0] <= v.start < span[1] else 0.0)
 
-        own, stated = max(((score(v), v) for v in passage_values if _same(v, value)), key=lambda r: r[0])
+        own, stated = max(((score(v), v) for v in stated_as), key=lambda r: r[0])
         # A word around the number whose opposite qualifies it in the passage ("4.82% … validation
         # error" against "4.82% … error on … the test set").
         contrast = _antonym(_sentence_terms(claim, value.start), _sentence_terms(passage, stated.start))
@@ -443,7 +487,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         rivals = [
             (score(v), v)
             for v in passage_values
-            if _comparable(v, value) and not any(_same(v, mine) for mine in claim_values)
+            if _comparable(v, value)
+            and v not in stated_as
+            and not any(_same(v, mine) for mine in claim_values)
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])
@@ -452,10 +498,75 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     return None
 
 
-def _reach(text: str, values: Sequence[_Value], v: _Value) -> tuple[int, int]:
+def _tokens(text: str) -> list[str]:
+    """The text's words as :func:`_values` counts them, punctuation kept."""
+    return re.findall(r"\S+", _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
+
+
+def _attached(tokens: Sequence[str], at: int) -> set[str]:
+    """The words a number at word ``at`` qualifies or is the value of, before any other word: the
+    noun after it ("25,000 test questions", "1.5B-parameter"), the noun it is given for ("beam size
+    of 15", "α = 0.002") and what a bracketed number belongs to ("fewer samples (403)")."""
+    token = tokens[at]
+    alone = bool(re.fullmatch(r"\([^()\s]+\)", token))  # "(403)", not "(5 per class)"
+    out = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
+    if alone or not re.search(r"[,;:.)\]]$", token):
+        out |= _phrase(tokens[at + 1 : at + 4])
+    before = tokens[max(0, at - 4) : at]
+    if alone:
+        out |= _phrase(before[::-1], backwards=True)
+    elif before and before[-1].lower() in _LINKS:
+        out |= _phrase(before[-2::-1], backwards=True)
+    return out
+
+
+def _modifiers(
+    tokens: Sequence[str], values: Sequence[_Value], v: _Value, reach: tuple[int, int]
+) -> dict[str, set[float]]:
+    """The other numbers near ``v`` (within its reach) by the words they qualify: in "4% with the
+    2016 index and 2018 leaders", {"index": {2016}, "leader": {2018}}."""
+    out: dict[str, set[float]] = {}
+    lo, hi = max(reach[0], v.start - 2 * NEAR), min(reach[1], v.start + 2 * NEAR + 1)
+    for o in values:
+        if o.start == v.start or not lo <= o.start < hi or o.unit == "word":
+            continue
+        token = tokens[o.start]
+        words = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
+        if not re.search(r"[,;:.)\]]$", token):
+            words |= _phrase(tokens[o.start + 1 : o.start + 3])
+        for t in words:
+            out.setdefault(t, set()).add(o.value)
+    return out
+
+
+def _per(tokens: Sequence[str], at: int) -> set[str]:
+    """What a number is counted for ("5 per class"): the words after its "per"."""
+    if at + 1 < len(tokens) and tokens[at + 1].lower() == "per" and not re.search(r"[,;:.)]$", tokens[at]):
+        return _phrase(tokens[at + 2 : at + 4])
+    return set()
+
+
+def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
+    """The content words of ``tokens`` up to the first function word, number or clause break."""
+    out: set[str] = set()
+    for token in tokens:
+        if not backwards and re.fullmatch(r"\([^()\s]+\)", token):
+            continue  # "400,000 (550,000) training pairs": the bracket is a parallel figure
+        if backwards and re.search(r"[,;:.!?]$", token):
+            break
+        found = term_list(token.translate(_GREEK))
+        if not found or any(c.isdigit() for c in token) or token.lower() in _PREPOSITIONS:
+            break
+        out.update(found)
+        if not backwards and re.search(r"[,;:.!?)\]]$", token):
+            break
+    return out
+
+
+def _reach(text: str, values: Sequence[_Value], v: _Value, *, prose: bool = False) -> tuple[int, int]:
     """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
     clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
-    if _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
+    if not prose and _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
         return 0, 10**9
     breaks = _breaks(text)
     lo, hi = 0, 10**9

@@ -158,3 +158,67 @@ def test_a_failure_names_the_words_as_written_not_their_stems() -> None:
     assert qualified.reason == "the passage gives 4.82% for 'test', not 'validation'"
     turned = check_claim("The loss increases with more layers.", "The loss decreases with more layers.", None)
     assert turned.reason == "the passage says 'decreases' where this says 'increases'"
+
+
+DATASETS = (
+    "There are around 200,000 training questions and 25,000 test questions in the dataset. MNLI (SNLI) "
+    "contains 400,000 (550,000) training pairs and 20,000 (10,000) test pairs respectively."
+)
+DECODING = (
+    "We decode for 10 timesteps with a beam size of 15, and set the hyperparameters α, and β to, "
+    "respectively, 2.0 and 0.8. The hyperparameters have been tuned on the development set (§5.1)."
+)
+SHOTS = (
+    "For example, if you trained a model for 5-shot, 5-way classification, then you would show it 25 "
+    "examples (5 per class) and ask it to classify a 26th example."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        # the words a number counts ("25,000 test questions") or is the value of ("beam size of 15")
+        ("The dataset has about 200,000 training questions.", DATASETS, True),
+        ("The dataset has about 25,000 training questions.", DATASETS, False),
+        ("MNLI has 400,000 training pairs.", DATASETS, True),  # past the bracketed parallel figure
+        ("Decoding uses a beam size of 15.", DECODING, True),
+        ("Decoding uses a beam size of 10.", DECODING, False),
+        ("The model is shown 25 examples.", SHOTS, True),
+        ("The model is shown 5 examples.", SHOTS, False),
+        ("Each class contributes 5 examples.", SHOTS, True),  # "5 per class", said otherwise
+    ],
+)
+def test_a_number_is_bound_to_the_words_it_counts(claim: str, passage: str, stated: bool) -> None:
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "number"
+
+
+def test_a_section_sign_is_not_a_value() -> None:
+    """ "(§5.1)" is where, not how much: a claim's 5.1 is not in the passage."""
+    result = check_claim("The hyperparameter β is set to 5.1.", DECODING)
+    assert result.kind == "number" and "not in the passage" in result.reason
+
+
+def test_a_rounded_number_is_the_number_it_rounds() -> None:
+    claim = "The Transformer scores about 28 BLEU on WMT 2014 English-to-German translation."
+    assert check_claim(claim, ABSTRACT).supported
+    # rounded, but the passage gives it for English-to-French
+    assert check_claim(claim.replace("28", "42"), ABSTRACT).kind == "number"
+    assert check_claim(claim.replace("28", "29"), ABSTRACT).kind == "number"
+
+
+LEADERS = (
+    "RAG answers 70% correctly using the 2016 index for 2016 world leaders and 68% using the 2018 index "
+    "for 2018 world leaders. Accuracy with mismatched indices is low (12% with the 2018 index and 2016 "
+    "leaders, 4% with the 2016 index and 2018 leaders)."
+)
+
+
+def test_the_numbers_around_a_number_must_not_gainsay_the_claims() -> None:
+    """4% is stated next to "2016 index" and "2018 leaders": a claim of 4% for the 2018 index and
+    2016 leaders says what the passage gives 12% for."""
+    assert check_claim("With the 2016 index and 2018 leaders accuracy falls to 4%.", LEADERS).supported
+    result = check_claim("With the 2018 index and 2016 leaders accuracy falls to 4%.", LEADERS)
+    assert result.kind == "number" and "12%" in result.reason
