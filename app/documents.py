@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
+from app.ids import path_id
 from app.rendering import markdown_path
 from app.site import Site
 from app.views.institutions import resolve
@@ -21,7 +22,6 @@ from catalog.institutions import InstitutionSummary, institution_researchers
 from catalog.listing import Page
 from catalog.papers import PaperDetail, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
-from catalog.row_ids import parse_row_id
 from catalog.urls import paper_path
 from retrieval.search import SearchResults
 
@@ -355,9 +355,7 @@ def find_paper(db: Session, raw: str) -> PaperDetail:
 
 
 def find_researcher(db: Session, raw: str) -> ResearcherProfile:
-    researcher_id = parse_row_id(raw)
-    if researcher_id is None:
-        raise NotFoundException(detail="There is no such researcher: ids are whole numbers from 1, e.g. 42.")
+    researcher_id = path_id(raw, "researcher")
     profile = researcher_profile(db, researcher_id)
     if profile is None:
         raise NotFoundException(detail=f"There is no researcher with id {researcher_id}.")
