@@ -267,7 +267,7 @@ D = TypeVar("D")
 def carry(document: type[D], source: Any, **added: Any) -> D:
     """A ``document`` holding the catalogue ``source``'s fields of the same name, with what the API
     adds or shows otherwise (URLs, linked parts) in ``added``: the one way a document is built, so
-    a field both declare cannot be left behind (tests/unit/test_documents.py checks what is left out)."""
+    a field both declare cannot be left behind (tests/unit/test_api_documents.py places the others)."""
     held = {f.name for f in dataclasses.fields(source)}
     values = {
         f.name: added[f.name] if f.name in added else getattr(source, f.name)
