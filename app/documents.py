@@ -4,13 +4,15 @@ Values that enrichment has not provided (h-index, citations, works total) are ``
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
+from app.ids import path_id
 from app.rendering import markdown_path
 from app.site import Site
 from app.views.institutions import resolve
@@ -20,7 +22,6 @@ from catalog.institutions import InstitutionSummary, institution_researchers
 from catalog.listing import Page
 from catalog.papers import PaperDetail, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
-from catalog.row_ids import parse_row_id
 from catalog.urls import paper_path
 from retrieval.search import SearchResults
 
@@ -260,20 +261,34 @@ def utc(moment: dt.datetime | None) -> dt.datetime | None:
     return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
 
 
+D = TypeVar("D")
+
+
+def carry(document: type[D], source: Any, **added: Any) -> D:
+    """A ``document`` holding the catalogue ``source``'s fields of the same name, with what the API
+    adds or shows otherwise (URLs, linked parts) in ``added``: the one way a document is built, so
+    a field both declare cannot be left behind (tests/unit/test_api_documents.py places the others)."""
+    held = {f.name for f in dataclasses.fields(source)}
+    values = {
+        f.name: added[f.name] if f.name in added else getattr(source, f.name)
+        for f in dataclasses.fields(document)  # type: ignore[arg-type]
+        if f.name in added or f.name in held
+    }
+    return document(**values)
+
+
 def paper_item(site: Site, p: PaperSummary) -> PaperItem:
-    authors = [Author(a.name, a.researcher_id, site.url(a.path) if a.path else None) for a in p.authors]
-    return PaperItem(
-        p.arxiv_id, p.title, p.abstract, authors, p.primary_category, p.activity_on,
-        site.url(p.path), site.url(markdown_path(p.path)),
-    )  # fmt: skip
+    return carry(
+        PaperItem,
+        p,
+        authors=[carry(Author, a, url=site.url(a.path) if a.path else None) for a in p.authors],
+        url=site.url(p.path),
+        markdown_url=site.url(markdown_path(p.path)),
+    )
 
 
 def researcher_item(site: Site, r: researchers.Namesake) -> ResearcherItem:
-    n = _namesake(site, r)
-    return ResearcherItem(
-        n.id, n.name, n.papers, n.h_index, n.citation_count, n.url,
-        n.first_year, n.last_year, n.categories, n.coauthors, n.institution,
-    )  # fmt: skip
+    return carry(ResearcherItem, r, **_namesake_links(site, r))
 
 
 def paper_list(site: Site, listing: Page[PaperSummary]) -> PaperList:
@@ -287,62 +302,42 @@ def researcher_list(site: Site, listing: Page[researchers.Namesake]) -> Research
 
 
 def institution_list(site: Site, listing: Page[InstitutionSummary]) -> InstitutionList:
-    items = [
-        InstitutionItem(i.id, i.name, i.ror_id, i.city, i.country_name, i.papers, site.url(i.path))
-        for i in listing.items
-    ]
+    items = [carry(InstitutionItem, i, url=site.url(i.path)) for i in listing.items]
     return InstitutionList(items, listing.page, listing.size, listing.total, listing.pages)
 
 
-def _namesake(site: Site, n: researchers.Namesake) -> Namesake:
+def _coauthor(site: Site, n: researchers.NetworkNode) -> Coauthor:
+    return carry(Coauthor, n, shared_papers=n.shared, url=site.url(n.path))
+
+
+def _namesake_links(site: Site, n: researchers.Namesake) -> dict[str, Any]:
+    """What a listed researcher's document adds to the catalogue's namesake: links."""
     i = n.institution
-    return Namesake(
-        id=n.id,
-        name=n.name,
-        papers=n.papers,
-        first_year=n.first_year,
-        last_year=n.last_year,
-        categories=n.categories,
-        coauthors=[Coauthor(c.id, c.name, c.shared, site.url(c.path)) for c in n.coauthors],
-        institution=InstitutionRef(i.id, i.name, i.ror_id, i.country_name, site.url(i.path)) if i else None,
-        h_index=n.h_index,
-        citation_count=n.citation_count,
-        url=site.url(n.path),
-    )
+    return {
+        "coauthors": [_coauthor(site, c) for c in n.coauthors],
+        "institution": carry(InstitutionRef, i, url=site.url(i.path)) if i else None,
+        "url": site.url(n.path),
+    }
 
 
 def paper_document(site: Site, p: PaperDetail) -> Paper:
     authors = [
-        PaperAuthor(
-            a.name,
-            a.researcher_id,
-            a.role,
-            site.url(a.path) if a.path else None,
-            [
-                Affiliation(f.raw, f.institution_id, site.url(f.path) if f.path else None)
+        carry(
+            PaperAuthor,
+            a,
+            url=site.url(a.path) if a.path else None,
+            affiliations=[
+                carry(Affiliation, f, institution_url=site.url(f.path) if f.path else None)
                 for f in a.affiliations
             ],
         )
         for a in p.authors
     ]
-    return Paper(
-        arxiv_id=p.arxiv_id,
-        title=p.title,
-        abstract=p.abstract,
+    return carry(
+        Paper,
+        p,
         authors=authors,
-        categories=p.categories,
-        versions=[Version(v.number, utc(v.submitted_at), v.size) for v in p.versions],
-        latest_version=p.latest_version,
-        published_on=p.published_on,
-        updated_on=p.updated_on,
-        announced_on=p.announced_on,
-        doi=p.doi,
-        journal_ref=p.journal_ref,
-        comments=p.comments,
-        license=p.license,
-        abs_url=p.abs_url,
-        pdf_url=p.pdf_url,
-        citation_count=p.citation_count,
+        versions=[carry(Version, v, version=v.number, submitted_at=utc(v.submitted_at)) for v in p.versions],
         url=site.url(p.path),
         markdown_url=site.url(markdown_path(p.path)),
     )
@@ -360,9 +355,7 @@ def find_paper(db: Session, raw: str) -> PaperDetail:
 
 
 def find_researcher(db: Session, raw: str) -> ResearcherProfile:
-    researcher_id = parse_row_id(raw)
-    if researcher_id is None:
-        raise NotFoundException(detail="There is no such researcher: ids are whole numbers from 1, e.g. 42.")
+    researcher_id = path_id(raw, "researcher")
     profile = researcher_profile(db, researcher_id)
     if profile is None:
         raise NotFoundException(detail=f"There is no researcher with id {researcher_id}.")
@@ -374,38 +367,24 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
     profile = find_researcher(db, raw)
     network = coauthor_network(db, profile.id)
     p, same = profile.positions, profile.same_name
-    return Researcher(
-        id=profile.id,
-        name=profile.name,
+    return carry(
+        Researcher,
+        profile,
         url=site.url(profile.path),
         markdown_url=site.url(markdown_path(profile.path)),
-        papers=profile.papers,
-        h_index=profile.h_index,
-        citation_count=profile.citation_count,
-        works_count=profile.works_count,
-        metrics_source=profile.metrics_source,
-        orcid=profile.orcid,
-        openalex_id=profile.openalex_id,
-        semantic_scholar_id=profile.semantic_scholar_id,
-        positions=Positions(
-            p.first,
-            p.middle,
-            p.last,
-            p.counted,
-            p.total,
-            "Counted over the papers where every author was matched to a researcher.",
+        positions=carry(
+            Positions,
+            p,
+            papers_counted=p.counted,
+            papers_total=p.total,
+            note="Counted over the papers where every author was matched to a researcher.",
         ),
-        fields=profile.fields,  # the catalogue's own type: the same two fields
-        name_variants=profile.name_variants,
-        same_name=[_namesake(site, n) for n in same.others] if same else [],
+        same_name=[carry(Namesake, n, **_namesake_links(site, n)) for n in same.others] if same else [],
         same_name_more=same.more if same else 0,
         attribution_url=site.url(ATTRIBUTION_PATH),
-        coauthors=[
-            Coauthor(n.id, n.name, n.shared, site.url(n.path)) for n in (network.nodes if network else [])
-        ],
+        coauthors=[_coauthor(site, n) for n in (network.nodes if network else [])],
         institutions=[
-            InstitutionItem(i.id, i.name, i.ror_id, None, i.country_name, 0, site.url(i.path))
-            for i in profile.institutions
+            carry(InstitutionItem, i, city=None, papers=0, url=site.url(i.path)) for i in profile.institutions
         ],
     )
 
@@ -417,19 +396,9 @@ def institution_id(db: Session, ident: str) -> int:
 def institution_document(db: Session, site: Site, ident: str) -> Institution:
     """The institution ``ident`` names (id, ROR id or name), as the API answers it; 404 otherwise."""
     detail = resolve(db, ident)
-    return Institution(
-        id=detail.id,
-        name=detail.name,
-        ror_id=detail.ror_id,
-        aliases=detail.aliases,
-        acronyms=detail.acronyms,
-        types=detail.types,
-        city=detail.city,
-        country_code=detail.country_code,
-        country_name=detail.country_name,
-        website=detail.website,
-        established=detail.established,
-        papers=detail.papers,
+    return carry(
+        Institution,
+        detail,
         researchers=[
             researcher_item(site, r.told)
             if r.told
@@ -544,18 +513,9 @@ def search_answer(results: SearchResults, site_url: Any) -> SearchAnswer:
                 fused_rank=hit.fused_rank,
                 lexical_rank=hit.lexical_rank,
                 dense_rank=hit.dense_rank,
-                snippet=SearchSnippet(
-                    s.text, [list(h) for h in s.highlights], s.kind, s.page_start, s.page_end, s.section
-                )
-                if s
-                else None,
+                snippet=carry(SearchSnippet, s, highlights=[list(h) for h in s.highlights]) if s else None,
                 pages=hit.pages,
-                chunks=[
-                    SearchChunkHit(
-                        c.chunk_id, c.kind, c.page_start, c.page_end, c.section, c.lexical_rank, c.dense_rank
-                    )
-                    for c in hit.chunks[:10]
-                ],
+                chunks=[carry(SearchChunkHit, c) for c in hit.chunks[:10]],
             )
         )
     f = req.filters

@@ -25,7 +25,7 @@ def parse_id(raw: object) -> int | None:
 def path_id(raw: str, what: str = "page") -> int:
     value = parse_row_id(raw)
     if value is None:
-        raise NotFoundException(detail=f"There is no such {what}.")
+        raise NotFoundException(detail=f"There is no such {what}: ids are whole numbers from 1, e.g. 42.")
     return value
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from app import documents
 from catalog import institutions, papers, researchers
+from retrieval import search
 
 # The addresses the API adds to what the catalogue holds (absolute URLs, from the types' ``path``).
 ADDRESSES = {"url", "markdown_url", "attribution_url", "institution_url"}
@@ -72,6 +73,15 @@ SOURCES: list[tuple[type, type, dict[str, str], dict[str, str], dict[str, str]]]
         {"researchers": "catalog.institutions.institution_researchers"},
     ),
     (institutions.InstitutionSummary, documents.InstitutionItem, {}, {}, {}),
+    (papers.AuthorRef, documents.Author, {}, {}, {}),
+    (search.Snippet, documents.SearchSnippet, {}, {"chunk_id": "the item's chunk hits name the chunks"}, {}),
+    (
+        search.ChunkHit,
+        documents.SearchChunkHit,
+        {},
+        {"text": "the item's snippet carries the best passage"},
+        {},
+    ),
 ]
 
 
@@ -100,8 +110,8 @@ def test_every_api_document_type_is_accounted_for() -> None:
     """A new document type that mirrors a catalogue type joins SOURCES (the lists, search and
     full-text types are the API's own shapes)."""
     own = {
-        "Author", "PaperList", "ResearcherList", "InstitutionList", "FullTextState",
-        "SearchAuthor", "SearchSnippet", "SearchChunkHit", "SearchItem", "SearchFacet", "SearchAnswer",
+        "PaperList", "ResearcherList", "InstitutionList", "FullTextState",
+        "SearchAuthor", "SearchItem", "SearchFacet", "SearchAnswer",
     }  # fmt: skip
     types = {
         name
@@ -110,3 +120,13 @@ def test_every_api_document_type_is_accounted_for() -> None:
     }
     mirrored = {d.__name__ for _, d, *_ in SOURCES}
     assert types - own - mirrored == set()
+
+
+def test_carry_takes_the_catalogue_fields_and_the_added_ones() -> None:
+    """``documents.carry`` builds every mirrored document: shared fields from the catalogue value,
+    the rest from what the caller adds; a field neither gives is an error, never a silent gap."""
+    ref = researchers.InstitutionRef(7, "CERN", "01ggx4157", "Switzerland")
+    carried = documents.carry(documents.InstitutionRef, ref, url="https://x.test/i/7")
+    assert carried == documents.InstitutionRef(7, "CERN", "01ggx4157", "Switzerland", "https://x.test/i/7")
+    with pytest.raises(TypeError):
+        documents.carry(documents.InstitutionRef, ref)
