@@ -9,7 +9,10 @@ the question:
 - **meaning**: the cosine between the question and the sentence (the bundled embedder), computed
   for the best sentences by words only, so the cost stays bounded however long the passages are;
 - **numbers**: a question asking for a quantity ("how many", "what BLEU score") favours sentences
-  stating a number, more so a number bound to one of the question's words ("h = 8 … heads").
+  stating a number, more so a number bound to one of the question's words ("h = 8 … heads"), and
+  most a number counting the very thing asked for ("How many FLOPs …" → "3.8 billion FLOPs");
+- **listings**: a reference-list entry or a title block (venues, "arXiv", addresses, years) shares
+  the question's words without stating anything, and is scaled down.
 
 A sentence that leans on the one before it ("For each of these we use …", "This gives …") or too
 short to stand alone is joined with its neighbour, so the quote says what it is about. The best
@@ -38,6 +41,8 @@ NUMBERLESS = 0.6  # what a sentence without a number keeps of its score for a qu
 EMBED_MOST = 32  # sentences (best by words) whose cosine is computed (64 ranked no quote higher)
 JOIN_SHORT = 60  # a sentence shorter than this is joined with its better neighbour
 NEAR = 3  # words either side of a number that it is bound to
+ASKED_BONUS = 0.3  # … a number counting the very thing asked for ("3.8 billion FLOPs")
+ASKED_NEAR = 2  # words between such a number and the thing it counts ("780 billion tokens")
 PROSE = 0.6  # a sentence with a smaller share of real words (3+ letters) is scaled down
 PER_PASSAGE = 2  # quotes one passage may give
 RANK_PRIOR = 0.2  # retrieval's order: the first passage's quotes get this much more, the second half
@@ -49,8 +54,22 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:%|x|×)?(?![\w])|(?<![\w])\d+(?:\.\d+)?[kKMB]\b")
+# What a quantity question counts: the words after "how many" up to its verb ("How many training
+# tokens did …" → training tokens).
+_ASKED = re.compile(
+    r"\b(?:how (?:many|much)|number of)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)\s+"
+    r"(?:do|does|did|is|are|was|were|has|have|had|can|could|would|will|should|in|of|per|for|on|at|to|with)\b",
+    re.IGNORECASE,
+)
+_COMPARED = re.compile(r"(?:fewer|more|less|greater|larger|smaller|times)\b", re.IGNORECASE)
 # Numbers that state nothing: citation brackets ("[38, 2, 9]") and section numbers ("3.2.3").
 _NOT_A_VALUE = re.compile(r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|^\s*\d+(?:\.\d+)*\s+(?=[A-Z])")
+# Marks of a reference list or a title block rather than prose that states something.
+_LISTING = re.compile(
+    r"arXiv(?: preprint)?|\bIn Proceedings\b|\bConference on\b|\bJournal of\b|\bpp\. ?\d|\bvol\. ?\d|"
+    r"\bURL\b|https?://|\S+@\S+\.\w+|\bUniversity\b|\bInstitute\b|\b(?:19|20)\d\d[a-z]?\.",
+)
+LISTING = 0.3  # what a sentence with two or more such marks loses of its score
 # Openings that lean on the sentence before ("For each of these we use dk = 64").
 _LEANS_BACK = re.compile(
     r"^(?:for each of (?:these|them|those)|(?:this|these|those|it|they|such|here|thus|hence|therefore|"
@@ -69,11 +88,13 @@ class Scored:
     cosine: float
     bonus: float  # negative: a quantity question and no number (the score is scaled by NUMBERLESS)
     prose: float = 1.0  # how much of the sentence is words, not symbols (formulas, tables)
+    listing: bool = False  # a reference-list entry or a title block
 
     @property
     def score(self) -> float:
         base = WORDS * self.words + (1 - WORDS) * self.cosine
         base *= min(1.0, self.prose / PROSE)
+        base *= 1 - LISTING * self.listing
         return base * NUMBERLESS if self.bonus < 0 else base + self.bonus
 
 
@@ -117,6 +138,24 @@ def is_quantity_question(question: str) -> bool:
     return bool(_QUANTITY.search(question))
 
 
+def asked_thing(question: str) -> set[str]:
+    """The stem of the thing a quantity question counts ("How many training tokens …" → token);
+    empty when the question names none or asks for a comparison."""
+    match = _ASKED.search(question)
+    if match is None or _COMPARED.match(match.group(1)):
+        return set()  # "how many fewer steps" asks for a difference or a factor, not a count of steps
+    return set(term_list(match.group(1))[-1:])
+
+
+def counts(text: str, thing: set[str]) -> bool:
+    """Whether a number in ``text`` is followed, within ``ASKED_NEAR`` words, by ``thing``."""
+    words = _NOT_A_VALUE.sub(" ", text).split()
+    for i, word in enumerate(words):
+        if _NUMBER.search(word) and terms(" ".join(words[i + 1 : i + 1 + ASKED_NEAR])) & thing:
+            return True
+    return False
+
+
 def bound_numbers(text: str, wanted: set[str]) -> bool:
     """Whether a number in ``text`` stands within ``NEAR`` words of one of ``wanted`` (stems)."""
     words = _NOT_A_VALUE.sub(" ", text).split()
@@ -137,6 +176,7 @@ class SentenceScorer:
         self.weights = {t: max(weights.get(t, 1.0), 0.0) for t in self.wanted}
         self.total = sum(self.weights.values()) or float(len(self.wanted)) or 1.0
         self.quantity = is_quantity_question(question)
+        self.asked = asked_thing(question) if self.quantity else set()
         self.embedder = embedder
 
     def words(self, text: str) -> float:
@@ -153,7 +193,8 @@ class SentenceScorer:
         text = _NOT_A_VALUE.sub(" ", text)
         if not _NUMBER.search(text):
             return -1.0
-        return NUMBER_BONUS + (BOUND_BONUS if bound_numbers(text, self.wanted) else 0.0)
+        bonus = NUMBER_BONUS + (BOUND_BONUS if bound_numbers(text, self.wanted) else 0.0)
+        return bonus + (ASKED_BONUS if self.asked and counts(text, self.asked) else 0.0)
 
     def score(self, texts: Sequence[tuple[str, str]]) -> dict[str, list[Scored]]:
         """Every sentence of each ``(key, text)``, scored; per key in reading order."""
@@ -164,7 +205,10 @@ class SentenceScorer:
         cosines = self._cosines(found)
         out: dict[str, list[Scored]] = {key: [] for key, _ in texts}
         for n, (key, i, sentence, words, bonus) in enumerate(found):
-            out[key].append(Scored(key, i, sentence, words, cosines.get(n, 0.0), bonus, prose(sentence.text)))
+            listing = len(_LISTING.findall(sentence.text)) >= 2
+            out[key].append(
+                Scored(key, i, sentence, words, cosines.get(n, 0.0), bonus, prose(sentence.text), listing)
+            )
         return out
 
     def _cosines(self, found: Sequence[tuple[str, int, Sentence, float, float]]) -> dict[int, float]:

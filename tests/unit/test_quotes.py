@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chat.quotes import SentenceScorer, best_span, bound_numbers, is_quantity_question, key_quotes, leans_back
+from chat.quotes import (
+    SentenceScorer,
+    asked_thing,
+    best_span,
+    bound_numbers,
+    counts,
+    is_quantity_question,
+    key_quotes,
+    leans_back,
+)
 from chat.sentences import MAX_CHARS, split
 from retrieval.evidence import question_terms
 
@@ -74,6 +83,30 @@ def test_a_quantity_question_prefers_a_sentence_with_a_number() -> None:
     scorer = SentenceScorer(question, dict.fromkeys(question_terms(question), 1.0), None)
     scored = scorer.score([("S1", text)])["S1"]
     assert scored[1].score > scored[0].score  # fewer of the question's words, but the number
+
+
+def test_a_number_counting_the_thing_asked_for_beats_one_beside_the_question_words() -> None:
+    question = "How many FLOPs does the 50-layer ResNet with bottleneck blocks have?"
+    assert asked_thing(question) == {"flop"}
+    assert asked_thing("How many training tokens did the model see?") == {"token"}
+    assert asked_thing("What BLEU score does it reach?") == set()
+    assert asked_thing("How many fewer training steps does it need?") == set()  # a factor, not a count
+    assert counts("This model has 3.8 billion FLOPs.", {"flop"})
+    assert not counts("FLOPs grow with depth: 152 layers.", {"flop"})
+    text = "The ResNet stacks its bottleneck blocks in 4 stages. This model has 3.8 billion FLOPs."
+    scorer = SentenceScorer(question, dict.fromkeys(question_terms(question), 1.0), None)
+    scored = scorer.score([("S1", text)])["S1"]
+    assert scored[1].score > scored[0].score  # one of the question's words, but it counts the FLOPs
+
+
+def test_a_reference_list_entry_weighs_less_than_prose_with_the_same_words() -> None:
+    question = "Which optimizer trained the reader?"
+    entry = "Kingma, D. and Ba, J. Adam: a method for stochastic optimization. arXiv preprint, 2014."
+    prose = "The reader was trained with Adam, a stochastic optimizer, for two epochs."
+    scorer = SentenceScorer(question, dict.fromkeys(question_terms(question), 1.0), None)
+    first, second = scorer.score([("S1", f"{entry} {prose}")])["S1"]
+    assert first.listing and not second.listing
+    assert first.score < first.words * 0.6  # words alone would give it more: it is scaled down
 
 
 class FakeEmbedder:
