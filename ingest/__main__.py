@@ -75,31 +75,35 @@ def cli(verbose: bool) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(message)s")
 
 
-@cli.command("listings")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+def _files_command(name: str, reader: Reader, source: str, help: str) -> None:
+    """``python -m ingest <name> PATH…``: import the files ``reader`` reads, as ``source``."""
+
+    @cli.command(name, help=help)
+    @click.argument(
+        "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+    )
+    def command(paths: tuple[Path, ...]) -> None:
+        out.exit_if_failed(import_files(out.catalogue(), reader, paths, source))
+
+
+# The commands that import files: name, reader, source recorded on the papers, help.
+FILE_COMMANDS: tuple[tuple[str, Reader, str, str], ...] = (
+    (
+        "listings",
+        listings.read,
+        "listings",
+        "Import daily-listing JSONL(.gz) files (id, title, summary, authors[], categories[] …).",
+    ),
+    ("kaggle", kaggle.read, "kaggle", "Import files in the Kaggle arxiv-metadata-oai-snapshot schema."),
+    (
+        "papers",
+        generic.read,
+        "generic",
+        "Import papers from anywhere (paper_id, title, year, venue_or_categories, abstract, authors[]).",
+    ),
 )
-def listings_command(paths: tuple[Path, ...]) -> None:
-    """Import daily-listing JSONL(.gz) files (id, title, summary, authors[], categories[] …)."""
-    out.exit_if_failed(import_files(out.catalogue(), listings.read, paths, "listings"))
-
-
-@cli.command("kaggle")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
-def kaggle_command(paths: tuple[Path, ...]) -> None:
-    """Import files in the Kaggle arxiv-metadata-oai-snapshot schema."""
-    out.exit_if_failed(import_files(out.catalogue(), kaggle.read, paths, "kaggle"))
-
-
-@cli.command("papers")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
-def papers_command(paths: tuple[Path, ...]) -> None:
-    """Import papers from anywhere (paper_id, title, year, venue_or_categories, abstract, authors[])."""
-    out.exit_if_failed(import_files(out.catalogue(), generic.read, paths, "generic"))
+for _name, _reader, _source, _help in FILE_COMMANDS:
+    _files_command(_name, _reader, _source, _help)
 
 
 @cli.command("arxiv")
