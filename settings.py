@@ -8,7 +8,10 @@ tests call ``get_settings.cache_clear()`` after changing the environment.
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import re
+import sys
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
@@ -842,6 +845,29 @@ SECTIONS = tuple(_SECTIONS.values())
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address (IPv6 with or without brackets) is this machine's loopback:
+    what the local sign-in link (``server.host``) and a local PDF mirror (``arxiv_pdf_url``) ask."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def log_to_console(logger: logging.Logger) -> None:
+    """Show ``logger``'s progress lines (info and up) on stderr when nothing else configured logging
+    (the web app runs uvicorn at warning level): the indexing worker's, the embedded LLM runtime's."""
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+    if not logging.getLogger().handlers and not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        logger.addHandler(handler)
+        logger.propagate = False
 
 
 # -- production mode -----------------------------------------------------------------------------

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar, cast
@@ -209,10 +209,8 @@ class AgentServer:
             with self.services.sessions() as db:
                 return work(db)
 
-        try:
+        with _tool_errors():
             return await anyio.to_thread.run_sync(run)
-        except HTTPException as exc:
-            raise ToolError(str(exc.detail)) from exc
 
     @staticmethod
     def _view(view: View | object) -> View:
@@ -257,10 +255,8 @@ class AgentServer:
             wanted = search_request(
                 self.services, query, category, date_from, date_to, researcher_id, sort, "hybrid", page, size
             )
-            try:
+            with _tool_errors():  # Overloaded (the gate is full) among them
                 view = await self.services.search_gate.run(search_view, self.services, wanted)
-            except HTTPException as exc:  # Overloaded (the gate is full) among them
-                raise ToolError(str(exc.detail)) from exc
             if view.context["error"]:
                 raise ToolError(view.context["error"])
             results: SearchResults = view.context["results"]
@@ -385,16 +381,10 @@ class AgentServer:
             if actor is None or not actor.can(full_texts.SCOPE):  # the HTTP gate refused these already
                 raise ToolError("request_full_text needs a bearer API token with the fulltext scope.")
             await _admit(self.settings)
-            try:
+            with _tool_errors(limit="full-text quota"):
                 state, _queued = await full_texts.request_full_text(
                     connection, self.services, actor, arxiv_id
                 )
-            except HTTPException as exc:
-                raise ToolError(str(exc.detail)) from exc
-            except LimitExceeded as exc:
-                raise ToolError(
-                    f"Over your full-text quota ({exc.what}); try again in {exc.retry_after_header} s."
-                ) from exc
             state.paper_url = self.pages.site.url(state.paper_url)  # absolute, as every tool's URLs
             return _result(full_texts.state_markdown(state), FullTextState, state)
 
@@ -419,17 +409,11 @@ class AgentServer:
             if actor is None or not actor.can("chat"):  # the HTTP gate refused these already
                 raise ToolError("ask needs a bearer API token with the chat scope.")
             services = self.services
-            try:
+            with _tool_errors(limit="chat limit"):
                 turn = await anyio.to_thread.run_sync(
                     chat_turn, services, actor, ChatQuestion(question, conversation_id, papers)
                 )
                 finish = await admit_question(connection, actor)
-            except HTTPException as exc:
-                raise ToolError(str(exc.detail)) from exc
-            except LimitExceeded as exc:
-                raise ToolError(
-                    f"Over your chat limit ({exc.what}); try again in {exc.retry_after_header} s."
-                ) from exc
             outcome = Outcome()
             try:
                 async for _event in services.chat.answer(turn, outcome):
@@ -591,6 +575,20 @@ def _full_text_markdown(found: PaperWithText) -> str:
 
 
 # -- limits and the mount ----------------------------------------------------------------------
+
+
+@contextmanager
+def _tool_errors(limit: str | None = None) -> Iterator[None]:
+    """HTTP errors as tool errors (the sentence a page would show); with ``limit`` (what the person
+    has used up, e.g. "chat limit"), a refused limit too, saying when to retry."""
+    try:
+        yield
+    except HTTPException as exc:
+        raise ToolError(str(exc.detail)) from exc
+    except LimitExceeded as exc:
+        if limit is None:
+            raise
+        raise ToolError(f"Over your {limit} ({exc.what}); try again in {exc.retry_after_header} s.") from exc
 
 
 async def _admit(settings: Settings) -> None:

@@ -38,7 +38,7 @@ from typing import Literal, TextIO
 
 from chat.local_models import MODELS, LocalModel, assemble, installed_file
 from coordination.foreground import Foreground
-from settings import LocalLLMSettings
+from settings import LocalLLMSettings, log_to_console
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +360,7 @@ class LocalLLM:
     async def start(self) -> None:
         if self._task is not None:
             return
-        _console_logging()
+        log_to_console(log)
         self.directory.mkdir(parents=True, exist_ok=True)
         # One server per machine and directory: of several web workers (WOVEPAPER_WORKERS) the first
         # to take the lock installs and runs it, and writes its port there; the others use that port.
@@ -546,17 +546,6 @@ class LocalLLM:
         finally:
             exited.cancel()
         return f"the server exited with code {code} (log: {self.directory / 'server.log'})"
-
-
-def _console_logging() -> None:
-    """Progress lines on the console when nothing else configured logging (uvicorn runs at warning)."""
-    if log.level == logging.NOTSET or log.level > logging.INFO:
-        log.setLevel(logging.INFO)
-    if not logging.getLogger().handlers and not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-        log.addHandler(handler)
-        log.propagate = False
 
 
 def main() -> None:

@@ -29,7 +29,6 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from catalog import arxiv_ids
-from catalog.db import open_catalogue
 from catalog.indexing import PaperIndexStatus, failures, indexing_progress, paper_status
 from indexing.contract import PdfJob
 from ingest import console as out
@@ -42,10 +41,6 @@ if TYPE_CHECKING:
 
 # The indexing machinery (Chroma, onnxruntime, the parser) is imported inside the commands, so
 # ``status`` and ``--help`` start fast.
-
-
-def _catalogue() -> Engine:
-    return open_catalogue(get_settings())
 
 
 def _collection(settings: Settings) -> str:
@@ -127,7 +122,7 @@ def pdfs_command(paths: tuple[Path, ...], force: bool, no_wait: bool) -> None:
     from indexing.enqueue import enqueue_pdfs, jobs_for_files, make_queue, pdf_files
 
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     files = pdf_files(paths)
     if not files:
         raise click.UsageError("no PDF files found")
@@ -159,7 +154,7 @@ def fetch_command(ids: tuple[str, ...], force: bool, no_wait: bool) -> None:
             raise click.BadParameter(str(exc), param_hint="ID") from exc
         jobs.append(PdfJob(parsed.canonical, version=parsed.version, force=force))
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     queue = make_queue(settings, engine)
     _report(enqueue_pdfs(engine, queue, jobs, collection=_collection(settings)))
     if not no_wait:
@@ -173,7 +168,7 @@ def abstracts_command(no_wait: bool) -> None:
     from indexing.enqueue import enqueue_abstracts, make_queue
 
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     added = enqueue_abstracts(settings, engine, make_queue(settings, engine), _collection(settings))
     out.console.print(
         f"[bold]queued[/] {added} abstract job(s) of up to {settings.worker.worker_abstract_batch}"
@@ -193,7 +188,7 @@ def worker_command(until_empty: bool) -> None:
     from retrieval.store import StoreError
 
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     console_logging()
     embedder = make_embedder(settings)
     try:
@@ -220,7 +215,7 @@ def status_command(ids: tuple[str, ...], as_json: bool) -> None:
     from indexing.progress import format_progress
 
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     collection = _collection(settings)
     with Session(engine) as session:
         if ids:
@@ -319,7 +314,7 @@ def demo_command(started_at: float | None) -> None:
     from indexing.progress import record_first_run_start
 
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     if started_at is not None:
         record_first_run_start(settings.core.data_dir, started_at)
     collection = _collection(settings)
@@ -346,7 +341,7 @@ def reindex_lexical() -> None:
     index of papers and of full-text chunks now. Running web processes load the new index by
     themselves; nothing needs a restart."""
     settings = get_settings()
-    engine = _catalogue()
+    engine = out.catalogue()
     started = time.perf_counter()
     try:
         index = LexicalIndex.from_settings(settings)

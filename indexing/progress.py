@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from catalog.indexing import IndexingProgress, indexing_progress
+from settings import log_to_console
 
 log = logging.getLogger(__name__)
 
@@ -108,13 +108,5 @@ def finish_first_run(data_dir: Path) -> float | None:
 
 
 def console_logging() -> None:
-    """Make the worker's progress lines visible when nothing else configured logging (the web app
-    runs uvicorn at warning level)."""
-    logger = logging.getLogger("indexing")
-    if logger.level == logging.NOTSET or logger.level > logging.INFO:
-        logger.setLevel(logging.INFO)
-    if not logging.getLogger().handlers and not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-        logger.addHandler(handler)
-        logger.propagate = False
+    """Make the worker's progress lines visible when nothing else configured logging."""
+    log_to_console(logging.getLogger("indexing"))

@@ -19,7 +19,8 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,9 +47,20 @@ DB_RETRY = 30.0  # seconds between attempts to reach an unreachable catalogue
 # -- the embedded worker -----------------------------------------------------------------------
 
 
-def catalogue_sync(settings: Settings, pipeline: Pipeline, engine: Engine) -> CatalogueSync:
-    """Start keeping the lexical index in step with the catalogue (one worker process at a time)."""
-    return CatalogueSync(pipeline.lexical, engine, interval=settings.search.lexical_sync_seconds).start()
+@contextmanager
+def _working(settings: Settings, pipeline: Pipeline, engine: Engine, *, until_empty: bool) -> Iterator[None]:
+    """While a worker works the queue: a long-running one keeps the lexical index in step with the
+    catalogue (metadata imported by other processes; one worker process at a time), a drain that
+    stops when the queue is empty does not. Then the pipeline is closed."""
+    sync = None
+    if not until_empty:
+        sync = CatalogueSync(pipeline.lexical, engine, interval=settings.search.lexical_sync_seconds).start()
+    try:
+        yield
+    finally:
+        if sync is not None:
+            sync.stop()
+        pipeline.close()
 
 
 def worker_name() -> str:
@@ -125,15 +137,8 @@ class EmbeddedWorker:
     def run(self, *, until_empty: bool = False) -> WorkerStats:
         conf = self.settings.worker
         log.info("worker %s started (embedded queue, %s)", self.name, self.pipeline.store.where)
-        # A long-running worker keeps the lexical index in step with the catalogue (metadata
-        # imported by other processes); a drain that stops when the queue is empty does not.
-        sync = None if until_empty else catalogue_sync(self.settings, self.pipeline, self.engine)
-        try:
+        with _working(self.settings, self.pipeline, self.engine, until_empty=until_empty):
             self._loop(conf, until_empty)
-        finally:
-            if sync is not None:
-                sync.stop()
-            self.pipeline.close()
         return self.stats
 
     def _loop(self, conf: WorkerSettings, until_empty: bool) -> None:
@@ -285,8 +290,7 @@ def run_saq_worker(
     log.info(
         "worker %s started (SAQ queue %r on %s, %s)", name, queue.name, settings.redis.redis_url, store.where
     )
-    sync = None if until_empty else catalogue_sync(settings, pipeline, engine)
-    try:
+    with _working(settings, pipeline, engine, until_empty=until_empty):
         queue.run_worker(
             handle,
             until_empty=until_empty,
@@ -294,10 +298,6 @@ def run_saq_worker(
             reconcile_every=max(5.0, settings.worker.worker_lease_seconds),
             unfinished=unfinished,
         )
-    finally:
-        if sync is not None:
-            sync.stop()
-        pipeline.close()
         reporter.drained()
 
 

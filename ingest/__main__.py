@@ -15,7 +15,6 @@ import click
 from sqlalchemy import Engine
 
 from catalog import arxiv_ids
-from catalog.db import open_catalogue
 from ingest import console as out
 from ingest.enrich import commands as enrich_commands
 from ingest.http import HttpError
@@ -27,10 +26,6 @@ from ingest.sources.oai_pmh import Harvest, HarvestState, OaiPmhClient
 from settings import get_settings
 
 Reader = Callable[[Path], Iterable[PaperRecord | RecordError]]
-
-
-def catalogue() -> Engine:
-    return open_catalogue(get_settings())
 
 
 def import_records(
@@ -73,12 +68,6 @@ def _harvest_failed(exc: HarvestError | HttpError) -> NoReturn:
     sys.exit(1)
 
 
-def _exit_for(summary: Summary) -> None:
-    if summary.failed:
-        out.console.print(f"[red]{summary.failed} record(s) failed[/]; the rest were imported")
-        sys.exit(1)
-
-
 @click.group()
 @click.option("-v", "--verbose", is_flag=True, help="Log every skipped record and SQL batch.")
 def cli(verbose: bool) -> None:
@@ -86,31 +75,35 @@ def cli(verbose: bool) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(message)s")
 
 
-@cli.command("listings")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+def _files_command(name: str, reader: Reader, source: str, help: str) -> None:
+    """``python -m ingest <name> PATH…``: import the files ``reader`` reads, as ``source``."""
+
+    @cli.command(name, help=help)
+    @click.argument(
+        "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+    )
+    def command(paths: tuple[Path, ...]) -> None:
+        out.exit_if_failed(import_files(out.catalogue(), reader, paths, source))
+
+
+# The commands that import files: name, reader, source recorded on the papers, help.
+FILE_COMMANDS: tuple[tuple[str, Reader, str, str], ...] = (
+    (
+        "listings",
+        listings.read,
+        "listings",
+        "Import daily-listing JSONL(.gz) files (id, title, summary, authors[], categories[] …).",
+    ),
+    ("kaggle", kaggle.read, "kaggle", "Import files in the Kaggle arxiv-metadata-oai-snapshot schema."),
+    (
+        "papers",
+        generic.read,
+        "generic",
+        "Import papers from anywhere (paper_id, title, year, venue_or_categories, abstract, authors[]).",
+    ),
 )
-def listings_command(paths: tuple[Path, ...]) -> None:
-    """Import daily-listing JSONL(.gz) files (id, title, summary, authors[], categories[] …)."""
-    _exit_for(import_files(catalogue(), listings.read, paths, "listings"))
-
-
-@cli.command("kaggle")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
-def kaggle_command(paths: tuple[Path, ...]) -> None:
-    """Import files in the Kaggle arxiv-metadata-oai-snapshot schema."""
-    _exit_for(import_files(catalogue(), kaggle.read, paths, "kaggle"))
-
-
-@cli.command("papers")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
-def papers_command(paths: tuple[Path, ...]) -> None:
-    """Import papers from anywhere (paper_id, title, year, venue_or_categories, abstract, authors[])."""
-    _exit_for(import_files(catalogue(), generic.read, paths, "generic"))
+for _name, _reader, _source, _help in FILE_COMMANDS:
+    _files_command(_name, _reader, _source, _help)
 
 
 @cli.command("arxiv")
@@ -143,7 +136,7 @@ def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: i
             arxiv_ids.parse(raw)
         except arxiv_ids.InvalidArxivId as exc:
             raise click.BadParameter(str(exc), param_hint="IDS") from None
-    engine = catalogue()
+    engine = out.catalogue()
     with ArxivClient.from_settings(get_settings()) as client:
         if ids:
             feeds = client.fetch(ids)
@@ -163,7 +156,7 @@ def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: i
             )
         except (HarvestError, HttpError) as exc:
             _harvest_failed(exc)
-    _exit_for(summary)
+    out.exit_if_failed(summary)
 
 
 @cli.command("oai")
@@ -179,7 +172,7 @@ def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: i
 def oai_command(from_: dt.datetime | None, until: dt.datetime | None, set_spec: str | None) -> None:
     """Harvest arXiv's OAI-PMH interface (metadataPrefix=arXiv), continuing the last harvest."""
     settings = get_settings()
-    engine = catalogue()
+    engine = out.catalogue()
     state = HarvestState(settings.core.data_dir / "harvest-state.json")
     with OaiPmhClient.from_settings(settings) as client:
         harvest = Harvest(
@@ -207,7 +200,7 @@ def oai_command(from_: dt.datetime | None, until: dt.datetime | None, set_spec: 
             highlight=False,
         )
     out.console.print(f"The next `python -m ingest oai` continues from {next_from}.", highlight=False)
-    _exit_for(summary)
+    out.exit_if_failed(summary)
 
 
 @cli.command("demo")
@@ -215,12 +208,12 @@ def demo_command() -> None:
     """Import the demo corpus: the 20k listings and the 35 PDF papers' metadata and the ROR
     institutions (idempotent). ``python -m indexing demo`` then queues its PDFs and abstracts."""
     data = get_settings().core.demo_data_dir
-    engine = catalogue()
+    engine = out.catalogue()
     summary = import_files(engine, listings.read, [data / "arxiv" / "listings-20k.jsonl.gz"], "listings")
     summary.merge(import_files(engine, kaggle.read, [data / "pdfs" / "papers.jsonl"], "kaggle"))
     papers_changed = bool(summary.added or summary.updated)
     summary.merge(enrich_commands.demo_institutions(engine, data, papers_changed=papers_changed))
-    _exit_for(summary)
+    out.exit_if_failed(summary)
 
 
 for _command in enrich_commands.COMMANDS:  # enrich, ror, affiliations

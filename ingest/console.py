@@ -1,7 +1,9 @@
-"""Progress bars and summaries on the terminal (rich), shared by every ingest command."""
+"""What every command of ``python -m ingest`` and ``python -m indexing`` shares: the catalogue it
+opens, progress bars and summaries on the terminal (rich), the exit status when records failed."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,12 +18,20 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from sqlalchemy import Engine
 
+from catalog.db import open_catalogue
 from ingest.importer import Summary
 from ingest.sources import open_text
+from settings import get_settings
 
 console = Console(stderr=True)
 MAX_ERRORS_SHOWN = 50
+
+
+def catalogue() -> Engine:
+    """The configured catalogue, migrated: what a command opens first."""
+    return open_catalogue(get_settings())
 
 
 @contextmanager
@@ -56,3 +66,10 @@ def print_summary(label: str, summary: Summary, seconds: float) -> None:
     if len(summary.errors) > MAX_ERRORS_SHOWN:
         console.print(f"[yellow]… and {len(summary.errors) - MAX_ERRORS_SHOWN} more skipped records[/]")
     console.print(f"[bold]{label}[/]: {summary} in {seconds:.1f} s ({rate:,.0f} records/s)", highlight=False)
+
+
+def exit_if_failed(summary: Summary) -> None:
+    """Exit non-zero, saying how many, when any record failed (the others are imported)."""
+    if summary.failed:
+        console.print(f"[red]{summary.failed} record(s) failed[/]; the rest were imported")
+        sys.exit(1)

@@ -13,12 +13,11 @@
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
 from catalog import arxiv_ids
 from ingest.http import ARXIV_HOSTS, HttpError, PoliteClient, Transport, UrlPolicy, arxiv_client
-from settings import Settings
+from settings import Settings, is_loopback
 
 PDF_BASE = "https://arxiv.org/pdf/"
 
@@ -37,22 +36,13 @@ def pdf_url(arxiv_id: str, version: int | None = None, base: str = PDF_BASE) -> 
     return base.rstrip("/") + "/" + parsed.versioned
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def pdf_policy(base: str) -> UrlPolicy:
     """The URL policy for PDFs under ``base``: arXiv's hosts plus the base's host (https, port 443,
     public addresses). A loopback base (a local mirror, the tests' stand-in) is allowed exactly its
     own scheme, host and port, and nothing else."""
     parts = urlsplit(base)
     host = (parts.hostname or "").lower()
-    if host and _is_loopback(host):
+    if host and is_loopback(host):
         port = parts.port or (443 if parts.scheme == "https" else 80)
         return UrlPolicy(
             hosts=frozenset({host}),

@@ -12,27 +12,17 @@ processes (a limit of one hit per key).
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import secrets
 
 from litestar.stores.base import Store
 
 from coordination.limits import Limiter
-from settings import Settings
+from settings import Settings, is_loopback
 
 ISSUER = "urn:wovepaper:local"
 SUBJECT = "local"
 PATH = "/signin/local"
 _PREFIX = "local-link:"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def available(settings: Settings, providers_configured: bool) -> bool:

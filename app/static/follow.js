@@ -1,18 +1,12 @@
-// Follow / unfollow without a reload: the same POST the form sends, by fetch, with the session's
-// CSRF token in the X-CSRF-Token header. Without JavaScript the form works on its own.
+// Follow / unfollow without a reload: the same POST the form sends, by fetch (post-form.js, the
+// session's CSRF token in the X-CSRF-Token header). Without JavaScript the form works on its own.
+import { postForm } from "./post-form.js";
+
 document.addEventListener("submit", async (event) => {
   const form = event.target;
   if (!(form instanceof HTMLFormElement) || !form.dataset.follow) return;
   event.preventDefault();
-  const button = form.querySelector("button");
-  const token = form.querySelector("input[name=csrf_token]").value;
-  button.disabled = true;
-  try {
-    const response = await fetch(form.action, {
-      method: "POST",
-      headers: { "X-CSRF-Token": token, Accept: "application/json" },
-      credentials: "same-origin",
-    });
+  await postForm(form, async (response, button) => {
     if (!response.ok) { form.submit(); return; }
     const { following } = await response.json();
     const id = form.dataset.follow;
@@ -20,7 +14,5 @@ document.addEventListener("submit", async (event) => {
     button.textContent = following ? "Following" : "Follow";
     button.classList.toggle("secondary", following);
     button.setAttribute("aria-pressed", String(following));
-  } finally {
-    button.disabled = false;
-  }
+  });
 });

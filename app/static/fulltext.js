@@ -1,7 +1,10 @@
-// Full text on request. The "Get the full text" form is sent by fetch (the session's CSRF token in
-// the X-CSRF-Token header), then the paper's full-text state is polled until it settles, so the
-// page shows queued → fetching → parsing → indexing → indexed (or failed) without a reload.
+// Full text on request. The "Get the full text" form is sent by fetch (post-form.js, the session's
+// CSRF token in the X-CSRF-Token header), then the paper's full-text state is polled until it
+// settles, so the page shows queued → fetching → parsing → indexing → indexed (or failed) without a
+// reload.
 // Without JavaScript the form posts on its own and the page comes back with the state.
+import { postForm } from "./post-form.js";
+
 const PENDING = new Set(["queued", "fetching", "parsing", "indexing"]);
 const POLL_MS = 2000;
 
@@ -41,26 +44,18 @@ document.addEventListener("submit", async (event) => {
   if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-full-text-form")) return;
   event.preventDefault();
   const section = form.closest("[data-full-text]");
-  const button = form.querySelector("button");
-  const token = form.querySelector("input[name=csrf_token]").value;
-  button.disabled = true;
   try {
-    const response = await fetch(form.action, {
-      method: "POST",
-      headers: { "X-CSRF-Token": token, Accept: "application/json" },
-      credentials: "same-origin",
+    await postForm(form, async (response) => {
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        section.querySelector("[data-full-text-message]").textContent =
+          body.detail || `The request was refused (HTTP ${response.status}).`;
+        return;
+      }
+      show(section, body);
     });
-    const body = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      section.querySelector("[data-full-text-message]").textContent =
-        body.detail || `The request was refused (HTTP ${response.status}).`;
-      return;
-    }
-    show(section, body);
   } catch (_error) {
     form.submit(); // let the browser send it and show what the server says
-  } finally {
-    button.disabled = false;
   }
 });
 

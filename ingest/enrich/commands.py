@@ -12,7 +12,6 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from catalog import arxiv_ids as arxiv_ids_module
-from catalog.db import open_catalogue
 from catalog.enrichment import OPENALEX, SEMANTIC_SCHOLAR
 from catalog.models import Institution, Paper
 from coordination.pacing import pacer
@@ -27,10 +26,6 @@ from ingest.importer import Summary
 from settings import get_settings
 
 ROR_DEMO_FILE = Path("enrichment") / "ror" / "ror_v2_records_from_ror-records_releases.jsonl"
-
-
-def _catalogue() -> Engine:
-    return open_catalogue(get_settings())
 
 
 def _matcher(engine: Engine) -> AffiliationMatcher | None:
@@ -84,7 +79,7 @@ def enrich_command(
         wanted = tuple(dict.fromkeys(arxiv_ids_module.canonical(i) for i in arxiv_ids))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--arxiv-id") from exc
-    engine = _catalogue()
+    engine = out.catalogue()
     if wanted:
         with Session(engine) as session:
             held = set(session.execute(select(Paper.arxiv_id).where(Paper.arxiv_id.in_(wanted))).scalars())
@@ -153,13 +148,11 @@ def match_printed(engine: Engine, *, rematch: bool = False) -> AffiliationSummar
 def ror_command(path: Path, no_match: bool) -> None:
     """Import ROR v2 records (a JSONL(.gz) dump, one record a line) as institutions, then match the
     printed affiliations still without an institution."""
-    engine = _catalogue()
+    engine = out.catalogue()
     summary = import_ror_file(engine, path)
     if not no_match:
         match_printed(engine, rematch=bool(summary.added or summary.updated))
-    if summary.failed:
-        out.console.print(f"[red]{summary.failed} record(s) failed[/]; the rest were imported")
-        sys.exit(1)
+    out.exit_if_failed(summary)
 
 
 @click.command("affiliations")
@@ -168,7 +161,7 @@ def ror_command(path: Path, no_match: bool) -> None:
 )
 def affiliations_command(rematch: bool) -> None:
     """Match printed affiliations (PDF headers, Kaggle metadata) to institutions."""
-    match_printed(_catalogue(), rematch=rematch)
+    match_printed(out.catalogue(), rematch=rematch)
 
 
 def demo_institutions(engine: Engine, data: Path, *, papers_changed: bool) -> Summary:

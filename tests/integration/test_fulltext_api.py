@@ -176,7 +176,7 @@ def test_the_page_says_whether_the_full_text_is_held_and_offers_it_to_signed_in_
     anonymous = site.get(f"/papers/{paper}", Accept="text/html").text
     assert 'data-full-text-state="none"' in anonymous and "Only the abstract is held here" in anonymous
     assert "Sign in to get the full text" in anonymous and "Get the full text</button>" not in anonymous
-    assert '<script src="/static/fulltext.js" defer></script>' in anonymous
+    assert '<script type="module" src="/static/fulltext.js"></script>' in anonymous
     signed_in = site.browser.client.get(f"/papers/{paper}", follow_redirects=True).text
     assert "Get the full text</button>" in signed_in
     assert f'action="/api/papers/{paper}/fulltext"' in signed_in and site.csrf in signed_in
@@ -185,7 +185,9 @@ def test_the_page_says_whether_the_full_text_is_held_and_offers_it_to_signed_in_
     assert f"`POST /api/papers/{paper}/fulltext`" in markdown and "`request_full_text`" in markdown
     assert site.get(f"/api/papers/{paper}").json()["full_text"]["state"] == "none"
     script = site.get("/static/fulltext.js")
-    assert script.status_code == 200 and "X-CSRF-Token" in script.text
+    assert script.status_code == 200 and 'import { postForm } from "./post-form.js";' in script.text
+    sender = site.get("/static/post-form.js")
+    assert sender.status_code == 200 and '"X-CSRF-Token": token' in sender.text
 
 
 # -- agents -------------------------------------------------------------------------------------
