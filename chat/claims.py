@@ -30,7 +30,7 @@ from itertools import pairwise
 from typing import Literal
 
 from chat.number_binding import GREEK as _GREEK
-from chat.number_binding import NEAR, NOT_A_VALUE
+from chat.number_binding import NEAR, NOT_A_VALUE, gainsaid, range_gainsaid
 from chat.number_binding import Value as _Value
 from chat.number_binding import comparable as _comparable
 from chat.number_binding import in_table as _in_table
@@ -345,6 +345,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_words, claim_values = _values(claim)
     if not claim_values:
         return None
+    problem = range_gainsaid(claim, passage)
+    if problem:
+        return problem
     passage_words, passage_values = _values(passage)
     claim_names = {_fold(n) for n in _names(claim, anywhere=True)}
     claim_terms = terms(claim)
@@ -356,6 +359,13 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         ]
         if not stated_as:
             return f"{value.text} is not in the passage"
+        # An aligned list or a clause of its own gives the number to something else than the claim's
+        # (or to what the claim says: then the list's other numbers are not its rivals).
+        verdicts = [gainsaid(claim, value, passage, v) for v in stated_as]
+        if all(why for why, _ in verdicts):
+            return verdicts[0][0]
+        stated_as = [v for v, (why, _) in zip(stated_as, verdicts, strict=True) if not why]
+        not_rivals = [w for why, others in verdicts if not why for w in others]
         claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
@@ -404,6 +414,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if _comparable(v, value)
             and v not in stated_as
             and not any(_same(v, mine) for mine in claim_values)
+            and v not in not_rivals
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])
