@@ -362,7 +362,7 @@ def test_an_enumeration_mark_is_not_a_value() -> None:
 def test_a_word_broken_at_a_line_end_is_read_whole() -> None:
     from chat.number_binding import clean
 
-    text = "a 762M parame- ter model out- performs the English- to-German single- or multi-doc LM- oriented one"
+    text = "a 762M parame- ter model out- performs the English- to-German single- or multi-doc LM- oriented"
     assert clean(text) == (
-        "a 762M parameter model outperforms the English-to-German single- or multi-doc LM-oriented one"
+        "a 762M parameter model outperforms the English-to-German single- or multi-doc LM-oriented"
     )
