@@ -22,7 +22,6 @@ Each failure says which sentence of the passage the claim was held against, so t
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -30,6 +29,15 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
+from chat.number_binding import GREEK as _GREEK
+from chat.number_binding import NEAR, NOT_A_VALUE, gainsaid, range_gainsaid
+from chat.number_binding import Value as _Value
+from chat.number_binding import comparable as _comparable
+from chat.number_binding import in_table as _in_table
+from chat.number_binding import rounds_to as _rounds_to
+from chat.number_binding import same as _same
+from chat.number_binding import tokens as _tokens
+from chat.number_binding import values as _values
 from chat.sentences import Sentence, split
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import term_list, terms
@@ -40,7 +48,6 @@ Status = Literal["supported", "not_stated"]
 SUPPORTED_WORDS = 0.5  # share of the claim's words the window must hold (or the cosine below)
 SUPPORTED_COSINE = 0.6
 SWAP_SHARE = 0.6  # a sentence holding this much of a claim's words says the same thing (but a name)
-NEAR = 6  # words either side of a number that bind it
 MARGIN = 0.1  # how much more tightly another number must be bound to be the one stated
 NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or unbinds) this much
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
@@ -50,21 +57,6 @@ _PREPOSITIONS = frozenset(
     ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
 )
 _GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
-_NUMBER = re.compile(
-    r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
-    r"(?![\w])",
-)
-_NOT_A_VALUE = re.compile(
-    r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
-    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix|Algorithm|Step)|§)\s*\d+(?:\.\d+)*|"
-    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
-    r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])"  # "… rule. 4 Results We applied"
-)
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
-_WORDS_AS_NUMBERS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100,
-}  # fmt: skip
 _NAME = re.compile(
     r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
 )
@@ -219,14 +211,6 @@ class ClaimCheck:
         return self.status == "supported"
 
 
-@dataclass(frozen=True, slots=True)
-class _Value:
-    value: float
-    unit: str  # "%", "x" or ""
-    start: int  # token position
-    text: str
-
-
 def check_claim(claim: str, passage: str, embedder: Embedder | None = None, context: str = "") -> ClaimCheck:
     """Whether ``claim`` is stated in ``passage`` (see the module docstring); ``context`` (the paper's
     title) also counts for names."""
@@ -270,7 +254,7 @@ def _cosines(
 def _check(
     claim: str, passage: str, windows: Sequence[Sentence], cosines: Sequence[float] | None, context: str
 ) -> ClaimCheck:
-    wanted = terms(_NOT_A_VALUE.sub(" ", claim)) - _numeric_terms(claim)
+    wanted = terms(NOT_A_VALUE.sub(" ", claim)) - _numeric_terms(claim)
     if not windows or not wanted:
         return ClaimCheck(
             "not_stated", "unsupported", "the passage says nothing this sentence says", "", (0, 0)
@@ -324,50 +308,6 @@ def _numeric_terms(text: str) -> set[str]:
     return {t for t in terms(text) if any(c.isdigit() for c in t)}
 
 
-# "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
-_CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
-
-
-def _values(text: str) -> tuple[list[str], list[_Value]]:
-    """The text's words (lower-cased, for binding) and its numbers at their word positions."""
-    text = _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text))
-    words: list[str] = []
-    values: list[_Value] = []
-    for match in re.finditer(r"\S+", text):
-        token = match.group()
-        word = token.lower().strip(".,;:()[]\"'")
-        found = [m for m in _NUMBER.finditer(token) if m.group()]
-        for m in found:
-            value, unit = _parse(m.group())
-            if token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
-                unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
-            values.append(_Value(value, unit, len(words), m.group()))
-        if not found and word in _WORDS_AS_NUMBERS:
-            values.append(_Value(float(_WORDS_AS_NUMBERS[word]), "word", len(words), word))
-        words.append(word)
-    return words, [v for v in values if not math.isnan(v.value)]
-
-
-def _parse(raw: str) -> tuple[float, str]:
-    """The value and its unit class: "%", "x" (a factor), "scale" (k, M, billion…) or ""."""
-    text = raw.replace(",", "").strip()
-    unit = ""
-    for mark in ("%", "×", "x"):
-        if text.endswith(mark):
-            unit, text = ("x" if mark in "×x" else mark), text[: -len(mark)].strip()
-    for word, factor in _SCALE.items():
-        number = text[: -len(word)].strip()
-        if text.lower().endswith(word) and number.replace(".", "", 1).isdigit():
-            try:
-                return float(number) * factor, "scale"
-            except ValueError:
-                return math.nan, "scale"
-    try:
-        return float(text), unit
-    except ValueError:
-        return math.nan, unit
-
-
 def _context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
     """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
     words between a rival number's clause and the next's: see :func:`_reach`)."""
@@ -397,32 +337,6 @@ def _binding(claim_ctx: dict[str, float], ctx: dict[str, float]) -> float:
     return sum(w * ctx[t] for t, w in claim_ctx.items() if t in ctx)
 
 
-def _same(a: _Value, b: _Value) -> bool:
-    """The same value: "two" is 2, "1.5B" is 1.5 billion, "4" states "4×" (a unit may be left out)."""
-    units = {a.unit, b.unit} - {"", "word", "-"}
-    return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
-
-
-def _rounds_to(a: _Value, b: _Value) -> bool:
-    """``a`` said less precisely as ``b`` ("28.4" as "about 28", "4.94%" as "4.9%")."""
-    places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
-    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
-    units = {a.unit, b.unit} - {"", "word", "-"}
-    return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
-
-
-def _is_year(v: _Value) -> bool:
-    return not v.unit and v.value.is_integer() and 1900 <= v.value <= 2100 and len(v.text) == 4
-
-
-def _comparable(a: _Value, b: _Value) -> bool:
-    """Numbers of one kind, either of which the passage could give for the other: years with years,
-    the same unit class; words ("two stages") are never rivals."""
-    if _is_year(a) != _is_year(b) or "word" in (a.unit, b.unit):
-        return False
-    return a.unit == b.unit
-
-
 def _numbers(claim: str, passage: str, window: str) -> str | None:
     """Why the claim's numbers are not stated about the same thing, or None. Every number of the
     passage comparable with the claim's is scored by how tightly it is bound to the claim's words
@@ -431,6 +345,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_words, claim_values = _values(claim)
     if not claim_values:
         return None
+    problem = range_gainsaid(claim, passage)
+    if problem:
+        return problem
     passage_words, passage_values = _values(passage)
     claim_names = {_fold(n) for n in _names(claim, anywhere=True)}
     claim_terms = terms(claim)
@@ -442,6 +359,13 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         ]
         if not stated_as:
             return f"{value.text} is not in the passage"
+        # An aligned list or a clause of its own gives the number to something else than the claim's
+        # (or to what the claim says: then the list's other numbers are not its rivals).
+        verdicts = [gainsaid(claim, value, passage, v) for v in stated_as]
+        if all(why for why, _ in verdicts):
+            return verdicts[0][0]
+        stated_as = [v for v, (why, _) in zip(stated_as, verdicts, strict=True) if not why]
+        not_rivals = [w for why, others in verdicts if not why for w in others]
         claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
@@ -490,17 +414,13 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if _comparable(v, value)
             and v not in stated_as
             and not any(_same(v, mine) for mine in claim_values)
+            and v not in not_rivals
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
-
-
-def _tokens(text: str) -> list[str]:
-    """The text's words as :func:`_values` counts them, punctuation kept."""
-    return re.findall(r"\S+", _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
 
 
 def _attached(tokens: Sequence[str], at: int) -> set[str]:
@@ -584,7 +504,7 @@ def _reach(text: str, values: Sequence[_Value], v: _Value, *, prose: bool = Fals
 
 def _breaks(text: str) -> set[int]:
     """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`_values` counts)."""
-    tokens = re.findall(r"\S+", _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
+    tokens = _tokens(text)
     out: set[int] = set()
     for i, token in enumerate(tokens):
         if token[-1] in ",;:":
@@ -595,7 +515,7 @@ def _breaks(text: str) -> set[int]:
 def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:
     """The stems within ``reach`` words of word ``at`` (as :func:`_values` counts words), not
     past the end of its sentence."""
-    tokens = re.findall(r"\S+", _NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
+    tokens = _tokens(text)
     ends = [bool(re.search(r"(?<![A-Z\d])[.!?]$", t)) for t in tokens]
     lo = at
     while lo > max(0, at - reach) and not ends[lo - 1]:
@@ -604,12 +524,6 @@ def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:
     while hi < min(len(tokens) - 1, at + reach) and not ends[hi]:
         hi += 1
     return {t for w in tokens[lo : hi + 1] for t in term_list(w.translate(_GREEK))}
-
-
-def _in_table(values: Sequence[_Value], v: _Value) -> bool:
-    """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
-    not in prose (where words around it do)."""
-    return sum(abs(other.start - v.start) <= NEAR for other in values) >= 4
 
 
 def _span_words(passage: str, window: str) -> tuple[int, int]:
@@ -669,7 +583,7 @@ def _names(text: str, *, anywhere: bool = False) -> list[str]:
     """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
     sentence (at its start only with ``anywhere``... never common function words)."""
     found = []
-    for match in _NAME.finditer(_NOT_A_VALUE.sub(" ", text)):
+    for match in _NAME.finditer(NOT_A_VALUE.sub(" ", text)):
         name = match.group().strip(".-")
         if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
             continue
@@ -684,14 +598,6 @@ def _is_proper(text: str, at: int) -> bool:
     """A capitalised word in mid-sentence (not after a full stop or colon) is a name."""
     before = text[:at].rstrip()
     return bool(before) and before[-1] not in ".:!?"
-
-
-_GREEK = str.maketrans(
-    {
-        "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "θ": "theta",
-        "λ": "lambda", "μ": "mu", "π": "pi", "σ": "sigma", "τ": "tau", "ψ": "psi", "ω": "omega",
-    }
-)  # fmt: skip
 
 
 def _fold(text: str) -> str:

@@ -222,3 +222,147 @@ def test_the_numbers_around_a_number_must_not_gainsay_the_claims() -> None:
     assert check_claim("With the 2016 index and 2018 leaders accuracy falls to 4%.", LEADERS).supported
     result = check_claim("With the 2018 index and 2016 leaders accuracy falls to 4%.", LEADERS)
     assert result.kind == "number" and "12%" in result.reason
+
+
+# -- what a number is said of beyond the words next to it (chat.number_binding; issue 24) ------------
+
+SIZES = "The base and large models reach 84.6 and 86.7 F1 on the dev set, respectively."
+SPLITS = "The training, validation and test splits contain 8,000, 1,000 and 1,000 dialogues respectively."
+NAMED = "BERT and RoBERTa reach 84.6 and 86.7 F1 on SQuAD."
+BRACKETED = "ResNet-50 (ResNet-101) reaches 76.1% (77.4%) top-1 accuracy on ImageNet."
+SMOOTHING = "We set the smoothing weights λ, and μ to, respectively, 0.3 and 0.05."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        # "A and B … respectively, x and y": x is A's, y is B's
+        ("The large model reaches 86.7 F1.", SIZES, True),
+        ("The base model scores 84.6 F1 on the dev set.", SIZES, True),
+        ("The large model reaches 84.6 F1.", SIZES, False),
+        ("The base and large models score 84.6 and 86.7 F1 respectively.", SIZES, True),
+        ("The base and large models score 86.7 and 84.6 F1 respectively.", SIZES, False),
+        ("The training split has 8,000 dialogues.", SPLITS, True),
+        ("The validation split contains 8,000 dialogues.", SPLITS, False),
+        ("The smoothing weight mu is 0.05.", SMOOTHING, True),
+        ("The smoothing weight lambda is 0.05.", SMOOTHING, False),
+        # names in the same clause align without "respectively"
+        ("RoBERTa reaches 86.7 F1 on SQuAD.", NAMED, True),
+        ("BERT gets 84.6 F1.", NAMED, True),
+        ("RoBERTa reaches 84.6 F1 on SQuAD.", NAMED, False),
+        # "X (Y) … a (b)": b is Y's
+        ("ResNet-101 reaches 77.4% top-1 accuracy.", BRACKETED, True),
+        ("ResNet-50 has a top-1 accuracy of 76.1%.", BRACKETED, True),
+        ("ResNet-101 reaches 76.1% top-1 accuracy.", BRACKETED, False),
+    ],
+)
+def test_numbers_of_a_list_belong_to_the_items_they_are_aligned_with(
+    claim: str, passage: str, stated: bool
+) -> None:
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "number"
+
+
+NOISY = (
+    "The classifier reaches 91.2% accuracy on the clean test set, but only 63.5% on the noisy test set "
+    "collected from forums."
+)
+BENCHMARKS = (
+    "On HotpotQA our retriever reaches a recall@5 of 71.3%, while on NQ it reaches 82.0% and on TriviaQA "
+    "79.4%."
+)
+FEWER = "Our corpus has fewer documents (1,200) than PubMedQA does (5,000)."
+DECODE = (
+    "With greedy decoding the model solves 41% of the problems, and with self-consistency over 40 samples "
+    "it solves 57%."
+)
+PRUNING = (
+    "Pruning removes 40% of the weights in the encoder and 25% in the decoder, with an accuracy drop of "
+    "0.3 points."
+)
+TRAILING = "Model A obtains 72.1 BLEU and Model B 70.4 BLEU on the test set."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        # the condition of each clause, far from its number or after it
+        ("On clean test data the classifier reaches 91.2% accuracy.", NOISY, True),
+        ("The classifier's accuracy on the noisy forum data is 63.5%.", NOISY, True),
+        ("On the noisy forum test set the classifier reaches 91.2% accuracy.", NOISY, False),
+        ("On NQ the retriever reaches a recall@5 of 82.0%.", BENCHMARKS, True),
+        ("On TriviaQA the retriever reaches 79.4%.", BENCHMARKS, True),
+        ("On NQ the retriever reaches a recall@5 of 71.3%.", BENCHMARKS, False),
+        ("On TriviaQA the retriever reaches 82.0%.", BENCHMARKS, False),
+        # the subject after "than" is the second number's
+        ("PubMedQA has 5,000 documents.", FEWER, True),
+        ("Our corpus has 1,200 documents.", FEWER, True),
+        ("The corpus holds 1,200 documents, against 5,000 for PubMedQA.", FEWER, True),
+        ("PubMedQA has 1,200 documents.", FEWER, False),
+        # a claim's fronted phrase scopes its sentence; the first clause's noun is said of the second too
+        ("Using self-consistency over 40 samples, it solves 57% of problems.", DECODE, True),
+        ("Greedy decoding solves 41% of the problems.", DECODE, True),
+        ("With self-consistency, the model solves 41% of the problems.", DECODE, False),
+        ("Pruning removes 25% of the decoder's weights.", PRUNING, True),
+        ("Pruning removes 40% of the encoder weights.", PRUNING, True),
+        ("Pruning removes 40% of the decoder weights.", PRUNING, False),
+        # what follows the last number, with nothing after the first, is said of both
+        ("Model A reaches 72.1 BLEU on the test set.", TRAILING, True),
+    ],
+)
+def test_numbers_in_parallel_clauses_belong_to_their_clause(claim: str, passage: str, stated: bool) -> None:
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "number"
+
+
+def test_a_parallel_clause_failure_names_the_other_clause() -> None:
+    result = check_claim("PubMedQA has 1,200 documents.", FEWER)
+    assert result.reason == "the passage gives 5,000 for 'PubMedQA', not 1,200"
+
+
+def test_a_bracketed_aside_is_its_numbers_own_clause() -> None:
+    passage = "Each batch holds 64 sequences (8 per device) and is split into micro-batches."
+    assert check_claim("Each batch holds 64 sequences and is split into micro-batches.", passage).supported
+    assert check_claim("Each device gets 8 sequences of the batch.", passage).supported
+    assert not check_claim("Each batch holds 8 sequences and is split into micro-batches.", passage).supported
+
+
+SWEEP = "The batch size was varied from 16 to 256 during the sweep."
+RATINGS = "Annotators rated each summary on a scale from 1 to 5, and 67–73% of the ratings were 4 or higher."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        ("The batch size ranged between 16 and 256.", SWEEP, True),
+        ("The batch size was varied from 32 to 256.", SWEEP, False),
+        ("Between 67% and 73% of ratings were 4 or higher.", RATINGS, True),
+        ("Summaries were rated on a 1-5 scale.", RATINGS, True),
+        ("Summaries were rated on a scale from 2 to 5.", RATINGS, False),
+    ],
+)
+def test_a_range_is_stated_with_both_its_ends(claim: str, passage: str, stated: bool) -> None:
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "number" and "range" in result.reason
+
+
+def test_an_enumeration_mark_is_not_a_value() -> None:
+    passage = "Our contributions are: (1) a new dataset; (2) A user study with 12 participants."
+    assert check_claim("The user study had 12 participants.", passage).supported
+    result = check_claim("The user study had 2 participants.", passage)
+    assert result.kind == "number" and "not in the passage" in result.reason
+
+
+def test_a_word_broken_at_a_line_end_is_read_whole() -> None:
+    from chat.number_binding import clean
+
+    text = "a 762M parame- ter model out- performs the English- to-German single- or multi-doc LM- oriented"
+    assert clean(text) == (
+        "a 762M parameter model outperforms the English-to-German single- or multi-doc LM-oriented"
+    )

@@ -1,0 +1,437 @@
+"""Numbers in scientific prose and what they are said of (the number side of :mod:`chat.claims`).
+
+The parsing every check shares — a text's words and its numbers at their word positions, with their
+unit class — and the structures that bind a number to its subject beyond the words next to it:
+
+- **aligned lists**: "α, and β … respectively, 2.0 and 0.8" and "MNLI (SNLI) contains 400,000
+  (550,000)": the i-th number is the i-th item's;
+- **parallel clauses**: "80% F1 … in movies and books, but only 67-73% F1 … in grocery and
+  electronics", "fewer samples (403) than Multi-LexSum does (4,500)": where one sentence gives numbers
+  of one kind in clauses of their own, the words only one clause says are its number's;
+- **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both.
+
+:func:`gainsaid` says when one of these gives the passage's number to something else than the claim
+says it of.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from retrieval.evidence import term_list
+
+NEAR = 6  # words either side of a number that bind it
+
+_NUMBER = re.compile(
+    r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
+    r"(?![\w])",
+)
+NOT_A_VALUE = re.compile(
+    r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
+    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix|Algorithm|Step)|§)\s*\d+(?:\.\d+)*|"
+    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
+    r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
+    r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])"  # an enumeration: "(3) A controlled lab study"
+)
+# "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
+_CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
+# A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),
+# not a suspended hyphen ("single- or multi-doc").
+_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)([a-z][\w-]*)")
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
+_WORDS_AS_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100,
+}  # fmt: skip
+_RANGE = re.compile(r"(\d[\d,.]*)\s?[-–]\s?\d[\d,.]*\s?([%×x]?)")  # "67-73%": the low end is a % too
+GREEK = str.maketrans(
+    {
+        "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "θ": "theta",
+        "λ": "lambda", "μ": "mu", "π": "pi", "σ": "sigma", "τ": "tau", "ψ": "psi", "ω": "omega",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    value: float
+    unit: str  # "%", "x", "scale", "-" (a modifier), "word" or ""
+    start: int  # token position
+    text: str
+
+
+def _join(m: re.Match[str]) -> str:
+    head, tail = m.group(1), m.group(2)
+    return f"{head}-{tail}" if not head.islower() or "-" in tail else head + tail
+
+
+def clean(text: str) -> str:
+    """The text as numbers are read from it: citations, section and table references out, words
+    broken at a line's end joined."""
+    return _BROKEN.sub(_join, NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
+
+
+def tokens(text: str) -> list[str]:
+    """The text's words as :func:`values` counts them, punctuation kept."""
+    return re.findall(r"\S+", clean(text))
+
+
+def values(text: str) -> tuple[list[str], list[Value]]:
+    """The text's words (lower-cased, for binding) and its numbers at their word positions."""
+    words: list[str] = []
+    found_values: list[Value] = []
+    for token in tokens(text):
+        word = token.lower().strip(".,;:()[]\"'")
+        found = [m for m in _NUMBER.finditer(token) if m.group()]
+        ranged = _RANGE.fullmatch(token.strip(".,;:()[]"))
+        for m in found:
+            value, unit = parse(m.group())
+            if token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
+                unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
+            if ranged and m is found[0] and ranged.group(2):
+                value, unit = parse(m.group() + ranged.group(2))
+            found_values.append(Value(value, unit, len(words), m.group()))
+        if not found and word in _WORDS_AS_NUMBERS:
+            found_values.append(Value(float(_WORDS_AS_NUMBERS[word]), "word", len(words), word))
+        words.append(word)
+    return words, [v for v in found_values if not math.isnan(v.value)]
+
+
+def parse(raw: str) -> tuple[float, str]:
+    """The value and its unit class: "%", "x" (a factor), "scale" (k, M, billion…) or ""."""
+    text = raw.replace(",", "").strip()
+    unit = ""
+    for mark in ("%", "×", "x"):
+        if text.endswith(mark):
+            unit, text = ("x" if mark in "×x" else mark), text[: -len(mark)].strip()
+    for word, factor in _SCALE.items():
+        number = text[: -len(word)].strip()
+        if text.lower().endswith(word) and number.replace(".", "", 1).isdigit():
+            try:
+                return float(number) * factor, "scale"
+            except ValueError:
+                return math.nan, "scale"
+    try:
+        return float(text), unit
+    except ValueError:
+        return math.nan, unit
+
+
+def same(a: Value, b: Value) -> bool:
+    """The same value: "two" is 2, "1.5B" is 1.5 billion, "4" states "4×" (a unit may be left out)."""
+    units = {a.unit, b.unit} - {"", "word", "-"}
+    return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
+
+
+def rounds_to(a: Value, b: Value) -> bool:
+    """``a`` said less precisely as ``b`` ("28.4" as "about 28", "4.94%" as "4.9%")."""
+    places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
+    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
+    units = {a.unit, b.unit} - {"", "word", "-"}
+    return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
+
+
+def is_year(v: Value) -> bool:
+    return not v.unit and v.value.is_integer() and 1900 <= v.value <= 2100 and len(v.text) == 4
+
+
+def comparable(a: Value, b: Value) -> bool:
+    """Numbers of one kind, either of which the passage could give for the other: years with years,
+    the same unit class; words ("two stages") are never rivals."""
+    if is_year(a) != is_year(b) or "word" in (a.unit, b.unit):
+        return False
+    return a.unit == b.unit
+
+
+def in_table(found: Sequence[Value], v: Value) -> bool:
+    """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
+    not in prose (where words around it do)."""
+    return sum(abs(other.start - v.start) <= NEAR for other in found) >= 4
+
+
+# -- what a number is said of, beyond the words next to it --------------------------------------------
+
+_SEPARATORS = frozenset(["and", "or", "&", "", "respectively", "vs", "vs.", "versus"])
+_CLAUSE_WORDS = frozenset(["and", "but", "while", "whilst", "whereas", "than", "vs", "vs.", "versus", "or"])
+_ARTICLES = frozenset(["the", "a", "an"])
+_LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
+# Words that say nothing of which clause's number is which: auxiliaries, pronouns, references.
+_FUNCTION = frozenset(
+    term_list("has have had does did were than while when whereas our their its see figure table only also")
+)
+_ABBREVIATION = re.compile(r"(?:[A-Za-z]|al|e\.g|i\.e|etc|vs|cf|Fig|Eq|Sec|Tab|No)\.")
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    terms: frozenset[str]  # stems that say whose the number is
+    text: str  # as written, for the reason shown to a reader
+
+
+def _stems(words: Sequence[str]) -> set[str]:
+    """The words' stems, less numbers and function words; a name with digits whole ("ResNet-50")."""
+    out = {
+        t
+        for w in words
+        for t in term_list(w.translate(GREEK))
+        if not any(c.isdigit() for c in t) and t not in _FUNCTION
+    }
+    named = (w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not _NUMBER.search(w))
+    return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in named}
+
+
+def _sentences(toks: Sequence[str]) -> list[tuple[int, int]]:
+    """The token spans of the sentences."""
+    out, lo = [], 0
+    for i, tok in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if (
+            re.search(r"[.!?][\"')\]]*$", tok)
+            and not _ABBREVIATION.fullmatch(tok)
+            and (not nxt or nxt[0].isupper() or nxt[0].isdigit() or nxt[0] in "(\"'[")
+        ):
+            out.append((lo, i + 1))
+            lo = i + 1
+    if lo < len(toks):
+        out.append((lo, len(toks)))
+    return out
+
+
+def _bracketed(tok: str) -> bool:
+    return bool(re.fullmatch(r"\([^()\s]+\)[.,;:]?", tok))
+
+
+def _between_is_list(toks: Sequence[str], a: int, b: int) -> bool:
+    """Only list separators (or a bracket) between tokens ``a`` and ``b``: "2.0 and 0.8",
+    "400,000 (550,000)"."""
+    return b == a or all(t.strip(",;").lower() in _SEPARATORS for t in toks[a + 1 : b])
+
+
+def _named_clause(toks: Sequence[str], items: tuple[list[Owner], int], end: int) -> bool:
+    owners, at = items
+    named = all(any(c.isupper() or c.isdigit() for c in o.text) for o in owners)
+    return named and not any(t[-1] in ",;:" for t in toks[at + 1 : end])
+
+
+def _items(toks: Sequence[str], lo: int, end: int, n: int) -> tuple[list[Owner], int] | None:
+    """The ``n`` coordinated items nearest before token ``end`` ("α, and β", "A, B and C", "the
+    training and the test sets"), each its distinguishing word, and the position of the last."""
+    coordinators = [c for c in range(end - 1, lo, -1) if toks[c].lower() in ("and", "or")]
+    for c in coordinators[:3]:
+        after = c + 1
+        while after < end and toks[after].lower() in _ARTICLES:
+            after += 1
+        if after >= end:
+            continue
+        found = [toks[after].strip(",;:")]
+        j = c - 1
+        found.insert(0, toks[j].strip(",;:"))
+        while len(found) < n and j - 1 >= lo and toks[j - 1].endswith(","):
+            j -= 1
+            found.insert(0, toks[j].strip(",;:"))
+        owners = [Owner(frozenset(_stems([f])), f) for f in found]
+        if len(owners) == n and all(o.terms for o in owners) and len({o.terms for o in owners}) == n:
+            return owners, after
+    return None
+
+
+def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> dict[Value, Owner]:
+    """Numbers of a list aligned with a list of items: "α, and β to, respectively, 2.0 and 0.8";
+    "MNLI (SNLI) contains 400,000 (550,000) … and 20,000 (10,000)"."""
+    here = sorted((v for v in found if lo <= v.start < hi and v.unit != "word"), key=lambda v: v.start)
+    out: dict[Value, Owner] = {}
+    pairs = [
+        i
+        for i in range(lo, hi - 1)
+        if _bracketed(toks[i + 1]) and re.search("[A-Za-z]", toks[i + 1]) and _stems([toks[i]])
+    ]
+    if len(pairs) == 1:  # "MNLI (SNLI)": a name and its parallel in brackets
+        first = Owner(frozenset(_stems([toks[pairs[0]]])), toks[pairs[0]])
+        second = Owner(frozenset(_stems([toks[pairs[0] + 1]])), toks[pairs[0] + 1].strip("().,;:"))
+        for a, b in pairwise(here):
+            if b.start == a.start + 1 and _bracketed(toks[b.start]) and comparable(a, b) and first != second:
+                out[a], out[b] = first, second
+    respectively = any(t.strip(".,;:()").lower() == "respectively" for t in toks[lo:hi])
+    run: list[Value] = []
+    for v in [*here, None]:
+        if (
+            v is not None
+            and run
+            and comparable(run[-1], v)
+            and _between_is_list(toks, run[-1].start, v.start)
+        ):
+            if v.start != run[-1].start:
+                run.append(v)
+            continue
+        if len(run) >= 2 and not any(r in out for r in run):
+            items = _items(toks, lo, run[0].start, len(run))
+            # Without "respectively" only names in the same clause: "BERT and RoBERTa reach 84.6 and 86.7".
+            if items and (respectively or _named_clause(toks, items, run[0].start)):
+                out.update(zip(run, items[0], strict=False))
+        run = [v] if v is not None else []
+    return out
+
+
+def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: Value) -> dict[Value, Owner]:
+    """Numbers of ``v``'s kind given in clauses of their own in one sentence ("80% … in movies and
+    books, but only 67-73% … in grocery and electronics"; "fewer samples (403) than Multi-LexSum
+    does (4,500)"): each number's words are the words of its clause that no other part of the
+    sentence says — from the number on for the first (the words before it are the sentence's
+    subject, said of all), from the clause's start for the others."""
+    here = [w for w in found if lo <= w.start < hi and comparable(w, v)]
+    starts = sorted({w.start for w in here})
+    if len(starts) < 2 or any(in_table(found, w) for w in here):
+        return {}
+    if any(_between_is_list(toks, a, b) or (_bracketed(toks[b]) and b == a + 1) for a, b in pairwise(starts)):
+        return {}  # a list of numbers ("2.0 and 0.8"): the items they are aligned with say whose
+    bounds = [starts[0], *(_cut(toks, a, b) for a, b in pairwise(starts)), hi]
+    out: dict[Value, Owner] = {}
+    for k, s in enumerate(starts):
+        end = bounds[k + 1]
+        if toks[s].startswith("("):  # "25 examples (5 per class) and …": the bracket is 5's clause
+            end = next((j + 1 for j in range(s, end) if ")" in toks[j]), end)
+        before = starts[k - 1] if k else s
+        if k and k == len(starts) - 1 and not _stems(toks[before + 1 + len(_noun(toks, before)) : bounds[k]]):
+            # "A obtains 72.1 BLEU and B 70.4 BLEU on the test set": nothing stands after the number
+            # before it, so what follows the last is said of both.
+            end = min(end, s + 1 + len(_noun(toks, s)))
+        own = range(bounds[k], end)
+        rest = [toks[j] for j in range(lo, hi) if j not in own]
+        # The noun the first number counts, when a later number leaves it out ("91.2% accuracy on the
+        # clean set, but only 63.5% on the noisy"): it is said of both, and tells neither apart.
+        elided = k == 0 and any(not _noun(toks, t) and toks[t - 1].lower() not in _LINKS for t in starts[1:])
+        counted = _stems(_noun(toks, s)) if elided else set()
+        words = _stems([toks[j] for j in own]) - _stems(rest) - counted
+        text = " ".join(t.strip(".,;:()") for t in (toks[j] for j in own) if _stems([t]) & words)
+        for w in here:
+            if w.start == s:
+                out[w] = Owner(frozenset(words), text)
+    return out
+
+
+def _noun(toks: Sequence[str], at: int) -> list[str]:
+    """Up to two words right after the number at token ``at`` ("12 layers", "41% of the problems"),
+    before a preposition or break."""
+    out: list[str] = []
+    after = at + 1
+    if after < len(toks) and toks[after].lower() == "of":
+        after += 1 + (after + 1 < len(toks) and toks[after + 1].lower() in _ARTICLES)
+    for tok in toks[after : after + 2]:
+        word = tok.strip(".,;:()")
+        if not word or not term_list(word) or _NUMBER.search(word) or tok.startswith("("):
+            break
+        out.append(word)
+        if tok[-1] in ".,;:)":
+            break
+    return out
+
+
+def _cut(toks: Sequence[str], a: int, b: int) -> int:
+    """Where the clause of a number at token ``a`` ends and the next number's (at ``b``) begins: at
+    the first clause break after ``a`` ("…, improving over the best results, by over 2 BLEU": the
+    participle is 2's), else at the last joining word ("(403) than Multi-LexSum does (4,500)"),
+    else at ``b``."""
+    for j in range(a + 1, b):
+        if toks[j - 1][-1] in ",;:":
+            return j
+    return max((j for j in range(a + 1, b) if toks[j].lower() in _CLAUSE_WORDS), default=b)
+
+
+def owners(text: str, v: Value) -> dict[Value, Owner]:
+    """Whose each number of ``v``'s sentence is (``v`` included), by an aligned list or by clause;
+    empty when neither says."""
+    toks = tokens(text)
+    found = values(text)[1]
+    for lo, hi in _sentences(toks):
+        if lo <= v.start < hi:
+            aligned = _aligned(toks, found, lo, hi)
+            return aligned if v in aligned else _clauses(toks, found, lo, hi, v)
+    return {}
+
+
+def said_of(text: str, v: Value) -> tuple[set[str], bool]:
+    """What the claim says its number ``v`` is of: the item it is aligned with (and True), else the
+    words of its clause, with a fronted phrase ("With an off-the-shelf retriever, …") that scopes
+    the sentence."""
+    toks = tokens(text)
+    found = values(text)[1]
+    for lo, hi in _sentences(toks):
+        if not lo <= v.start < hi:
+            continue
+        aligned = _aligned(toks, found, lo, hi)
+        if v in aligned:
+            return set(aligned[v].terms), True
+        here = sorted({w.start for w in found if lo <= w.start < hi and comparable(w, v)} | {v.start})
+        front = next((j for j in range(lo, hi) if toks[j][-1] in ",;:"), None)
+        fronted = (
+            _stems(toks[lo : front + 1]) if front is not None and all(s > front for s in here) else set()
+        )
+        k = here.index(v.start)
+        start = _cut(toks, here[k - 1], v.start) if k else lo
+        end = _cut(toks, v.start, here[k + 1]) if k + 1 < len(here) else hi
+        return _stems(toks[start:end]) | fronted, False
+    return set(), False
+
+
+def gainsaid(claim: str, mine: Value, passage: str, v: Value) -> tuple[str | None, list[Value]]:
+    """Whether an aligned list or parallel clauses give the passage's ``v`` (the claim's number
+    ``mine``) to something else than the claim says it of: the claim says it of another item's or
+    clause's words and of none of its own (the reason why), or of its own and of no other's (then
+    those others, whose words are its words too, are not its rivals)."""
+    theirs = owners(passage, v)
+    if v not in theirs:
+        return None, []
+    own = theirs[v].terms
+    said, aligned = said_of(claim, mine)
+    claimed = values(claim)[1]
+    others = [
+        (w, o)
+        for w, o in theirs.items()
+        if not same(w, v) and (aligned or not any(same(w, c) for c in claimed if c is not mine))
+    ]
+    distinct = own - {t for _, o in others for t in o.terms}
+    if said & distinct:
+        if any(said & (o.terms - own) for _, o in others):
+            return None, []
+        return None, [w for w, _ in others]
+    for w, other in others:
+        shared = said & (other.terms - own)
+        if shared:
+            words = [t.strip(".,;:()") for t in other.text.split() if _stems([t]) & shared]
+            return f"the passage gives {w.text} for {' '.join(words)!r}, not {v.text}", []
+    return None, []
+
+
+def ranges(text: str) -> list[tuple[Value, Value]]:
+    """The ranges the text states: "67-73%", "from 1 to 64", "between 0 and 64"."""
+    toks = tokens(text)
+    out = []
+    for a, b in pairwise(values(text)[1]):
+        if not (comparable(a, b) or "" in (a.unit, b.unit)):
+            continue
+        joined = toks[a.start + 1].lower() if b.start == a.start + 2 else ""
+        between = a.start > 0 and toks[a.start - 1].lower() == "between"
+        if a.start == b.start:
+            ranged = bool(_RANGE.fullmatch(toks[a.start].strip(".,;:()[]")))
+        else:
+            ranged = joined in ("to", "–", "-") or (joined == "and" and between)
+        if ranged:
+            out.append((a, b))
+    return out
+
+
+def range_gainsaid(claim: str, passage: str) -> str | None:
+    """A range of the claim's that the passage states with one end the same and the other not
+    ("between 0 and 64" against "from 1 to 64")."""
+    stated = ranges(passage)
+    for a, b in ranges(claim):
+        if any(same(a, c) and same(b, d) for c, d in stated):
+            continue
+        for c, d in stated:
+            if same(a, c) != same(b, d):
+                return f"the passage gives the range {c.text} to {d.text}, not {a.text} to {b.text}"
+    return None
