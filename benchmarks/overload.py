@@ -347,6 +347,8 @@ def main() -> None:
     parser.add_argument("--indexing", default="idle,running", help="phases: idle, running")
     parser.add_argument("--pages-only", action="store_true", help="no search clients")
     args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("overload.py needs wrk, the HTTP load generator (Debian: apt-get install wrk)")
     levels = [int(n) for n in args.levels.split(",")]
     paths = args.search_in.split(",")
     source = ROOT / "data" / "bench-search-20k"
