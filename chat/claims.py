@@ -30,7 +30,7 @@ from itertools import pairwise
 from typing import Literal
 
 from chat.number_binding import GREEK as _GREEK
-from chat.number_binding import NEAR, NOT_A_VALUE, gainsaid, range_gainsaid
+from chat.number_binding import NEAR, NOT_A_VALUE, gainsaid, normalise, range_gainsaid
 from chat.number_binding import Value as _Value
 from chat.number_binding import comparable as _comparable
 from chat.number_binding import in_table as _in_table
@@ -220,13 +220,21 @@ def check_claim(claim: str, passage: str, embedder: Embedder | None = None, cont
 def check_claims(
     claims: Sequence[str], passage: str, embedder: Embedder | None = None, context: str = ""
 ) -> list[ClaimCheck]:
-    """:func:`check_claim` for several claims against one passage (one embedder call)."""
+    """:func:`check_claim` for several claims against one passage (one embedder call). The texts are
+    read in compatibility form ("𝜇" as "μ", "ﬁ" as "fi"); the evidence is the passage as given."""
+    original = passage
+    passage, offsets = normalise(passage)
+    claims = [normalise(c)[0] for c in claims]
+    context = normalise(context)[0]
     windows = _windows(split(passage))
     cosines = _cosines(embedder, claims, [w.text for w in windows]) if windows else None
-    return [
-        _check(claim, passage, windows, cosines[i] if cosines else None, context)
-        for i, claim in enumerate(claims)
-    ]
+    out = []
+    for i, claim in enumerate(claims):
+        found = _check(claim, passage, windows, cosines[i] if cosines else None, context)
+        span = (offsets[found.evidence_span[0]], offsets[found.evidence_span[1]])
+        evidence = original[span[0] : span[1]] if found.evidence else ""
+        out.append(ClaimCheck(found.status, found.kind, found.reason, evidence, span))
+    return out
 
 
 def _windows(sentences: Sequence[Sentence]) -> list[Sentence]:

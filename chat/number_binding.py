@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -26,9 +27,14 @@ from retrieval.evidence import term_list
 
 NEAR = 6  # words either side of a number that bind it
 
+# A unit written onto its number ("300GB/sec", "8GB", "10ms"): the number is read, the unit is a word.
+_GLUED_UNIT = (
+    r"(?:[KMGTP]i?B|[KMGTP]b|ms|us|μs|ns|sec|secs|min|mins|hrs?|h|[kMG]?Hz|[TPG]?FLOPS|[TPG]?FLOPs|"
+    r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
+)
 _NUMBER = re.compile(
     r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
-    r"(?![\w])",
+    rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
 )
 NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
@@ -45,8 +51,17 @@ _BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)(
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _WORDS_AS_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }  # fmt: skip
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+# A dispersion of the value before it: "85 ± 3%", "(μ= 3.67, σ= 1.78)", "SD = 0.4", "std 1.2".
+_DISPERSION = re.compile(
+    r"(?:±|\+/-|\+-|(?:^|[\s(\[,;])"
+    r"(?:σ|sd|s\.d\.|std\.?|stdev|standard deviation(?: of| was| is)?)\s*[=:]?)\s*$",
+    re.IGNORECASE,
+)
 _RANGE = re.compile(r"(\d[\d,.]*)\s?[-–]\s?\d[\d,.]*\s?([%×x]?)")  # "67-73%": the low end is a % too
 GREEK = str.maketrans(
     {
@@ -54,6 +69,21 @@ GREEK = str.maketrans(
         "λ": "lambda", "μ": "mu", "π": "pi", "σ": "sigma", "τ": "tau", "ψ": "psi", "ω": "omega",
     }
 )  # fmt: skip
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space),
+    superscripts, subscripts and fractions left as written ("10²" is not 102); and, for each of its
+    characters and its end, the offset in ``text`` it comes from."""
+    out: list[str] = []
+    at: list[int] = []
+    for i, char in enumerate(text):
+        kept = unicodedata.decomposition(char).startswith(("<super>", "<sub>", "<fraction>"))
+        folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
+        out.append(folded)
+        at.extend([i] * len(folded))
+    at.append(len(text))
+    return "".join(out), at
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,23 +110,46 @@ def tokens(text: str) -> list[str]:
     return re.findall(r"\S+", clean(text))
 
 
+def _number_word(word: str) -> float | None:
+    """ "four" is 4, "twenty-four" 24."""
+    head, _, tail = word.partition("-")
+    if tail and head in _WORDS_AS_NUMBERS and tail in _WORDS_AS_NUMBERS:
+        tens, ones = _WORDS_AS_NUMBERS[head], _WORDS_AS_NUMBERS[tail]
+        return float(tens + ones) if tens % 10 == 0 and 20 <= tens <= 90 and ones < 10 else None
+    return float(_WORDS_AS_NUMBERS[word]) if word in _WORDS_AS_NUMBERS else None
+
+
 def values(text: str) -> tuple[list[str], list[Value]]:
-    """The text's words (lower-cased, for binding) and its numbers at their word positions."""
+    """The text's words (lower-cased, for binding) and its numbers at their word positions: a scale
+    word after a number is its scale ("21 thousand" is 21k); a dispersion ("± 3%", "σ= 1.78") is
+    of unit "±" (compared only with its like), and its unit is the value's before it ("85 ± 3%")."""
     words: list[str] = []
     found_values: list[Value] = []
-    for token in tokens(text):
+    toks = tokens(text)
+    for i, token in enumerate(toks):
         word = token.lower().strip(".,;:()[]\"'")
         found = [m for m in _NUMBER.finditer(token) if m.group()]
         ranged = _RANGE.fullmatch(token.strip(".,;:()[]"))
+        nxt = toks[i + 1].lower().strip(".,;:()[]") if i + 1 < len(toks) else ""
+        before = " ".join(toks[max(0, i - 3) : i])
         for m in found:
-            value, unit = parse(m.group())
+            raw = m.group()
+            value, unit = parse(raw)
             if token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
                 unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
             if ranged and m is found[0] and ranged.group(2):
-                value, unit = parse(m.group() + ranged.group(2))
-            found_values.append(Value(value, unit, len(words), m.group()))
-        if not found and word in _WORDS_AS_NUMBERS:
-            found_values.append(Value(float(_WORDS_AS_NUMBERS[word]), "word", len(words), word))
+                value, unit = parse(raw + ranged.group(2))
+            if not unit and m.end() == len(token.rstrip(".,;:)]")) and nxt in _SCALE_WORDS:
+                value, unit, raw = value * _SCALE_WORDS[nxt], "scale", f"{raw} {nxt}"
+            if _DISPERSION.search(f"{before} {token[: m.start()]}"):
+                previous = found_values[-1] if found_values else None
+                if previous and not previous.unit and unit in ("%", "x") and previous.start >= len(words) - 2:
+                    found_values[-1] = Value(previous.value, unit, previous.start, previous.text + raw[-1])
+                unit = "±"
+            found_values.append(Value(value, unit, len(words), raw))
+        spelled = None if found else _number_word(word)
+        if spelled is not None:
+            found_values.append(Value(spelled, "word", len(words), word))
         words.append(word)
     return words, [v for v in found_values if not math.isnan(v.value)]
 

@@ -366,3 +366,75 @@ def test_a_word_broken_at_a_line_end_is_read_whole() -> None:
     assert clean(text) == (
         "a 762M parameter model outperforms the English-to-German single- or multi-doc LM-oriented"
     )
+
+
+# -- reading numbers as scientific prose writes them (issue 24, dev3's misses) ---------------------------
+
+INTERCONNECT = (
+    "Within a node, each link carries 600GB/sec over NVLink; across nodes the fabric offers only "
+    "25 GB/sec per link. Loading the 40GB checkpoint takes 90s and a forward pass 35ms."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("Inside a node each NVLink link carries 600 GB/sec.", True),
+        ("Across nodes a link offers 25GB/sec.", True),
+        ("A forward pass takes 35 ms.", True),
+        ("Across nodes a link offers 600 GB/sec.", False),  # the NVLink figure
+        ("The checkpoint is 25 GB.", False),
+    ],
+)
+def test_a_unit_written_onto_its_number_leaves_the_number_readable(claim: str, stated: bool) -> None:
+    result = check_claim(claim, INTERCONNECT)
+    assert result.supported is stated, result
+
+
+PREFERENCE = (
+    "Raters preferred the tuned model to the base model 78 ± 4% of the time, and to the prompted base "
+    "model 64 ± 5% of the time. Ratings averaged 4.12 (σ= 0.81) for the tuned model and 3.35 (σ= 0.97) "
+    "for the base model."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The tuned model was preferred to the base model about 78% of the time.", True),
+        ("Against the prompted base model, the tuned model won 64% of comparisons.", True),
+        ("The base model received a mean rating of 3.35.", True),
+        ("Against the prompted base model, the tuned model won 78% of comparisons.", False),
+        ("The base model received a mean rating of 4.12.", False),
+    ],
+)
+def test_an_error_bar_is_the_values_spread_not_a_rival_value(claim: str, stated: bool) -> None:
+    result = check_claim(claim, PREFERENCE)
+    assert result.supported is stated, result
+
+
+def test_mathematical_letters_are_read_as_their_plain_forms() -> None:
+    """PDF text writes 𝜇 and 𝜎 (U+1D707, U+1D70E) and ligatures ("ﬁne-tuned"); they are read as μ, σ
+    and "fine-tuned", and the evidence is the passage as given."""
+    passage = (
+        "The ﬁne-tuned readers scored 5.2 (𝜇= 5.2, 𝜎= 1.4) on the 7-point scale, the others 4.1 (𝜎= 2.0)."
+    )
+    stated = check_claim("The fine-tuned readers scored 5.2 on average.", passage)
+    assert stated.supported and stated.evidence == passage[stated.evidence_span[0] : stated.evidence_span[1]]
+    assert check_claim("The fine-tuned readers scored 4.1 on average.", passage).kind == "number"
+    assert check_claim("The mu of the fine-tuned readers was 5.2.", passage).supported
+
+
+def test_a_scale_word_is_the_scale_letter() -> None:
+    passage = "The corpus has 52k documents and 3.4M sentences, split into 12 thousand training files."
+    assert check_claim("The corpus has 52 thousand documents.", passage).supported
+    assert check_claim("The corpus has 3.4 million sentences.", passage).supported
+    assert check_claim("There are 12k training files.", passage).supported
+    assert check_claim("The corpus has 52 million documents.", passage).kind == "number"
+    assert check_claim("The corpus has 3.4 thousand sentences.", passage).kind == "number"
+
+
+def test_a_spelled_number_of_two_words_is_read() -> None:
+    from chat.number_binding import values
+
+    assert [v.value for v in values("Twenty-four people and thirty-one teams")[1]] == [24.0, 31.0]
