@@ -22,6 +22,7 @@ Each failure says which sentence of the passage the claim was held against, so t
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -30,7 +31,17 @@ from itertools import pairwise
 from typing import Literal
 
 from chat.number_binding import GREEK as _GREEK
-from chat.number_binding import NEAR, NOT_A_VALUE, gainsaid, normalise, range_gainsaid
+from chat.number_binding import (
+    NEAR,
+    NOT_A_VALUE,
+    gainsaid,
+    normalise,
+    partners,
+    range_gainsaid,
+    ranges,
+    ratio_fits,
+    ratios,
+)
 from chat.number_binding import Value as _Value
 from chat.number_binding import comparable as _comparable
 from chat.number_binding import in_table as _in_table
@@ -330,6 +341,18 @@ def _context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None
     return out
 
 
+def _joint_context(text: str, words: Sequence[str], values: Sequence[_Value], v: _Value) -> dict[str, float]:
+    """:func:`_context` of ``v``, and of the numbers it makes one statement with (the other end of its
+    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
+    reach = _reach(text, values, v)
+    out = _context(words, v.start, reach)
+    for a, b in partners(text):
+        if a == v.start:
+            for t, w in _context(words, b, reach).items():
+                out[t] = max(out.get(t, 0.0), w)
+    return out
+
+
 def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:
     """The name nearest before position ``at`` in its row or clause (a table row's label, a
     sentence's subject), folded; None when there is none within reach."""
@@ -361,10 +384,17 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_terms = terms(claim)
     span = _span_words(passage, window)
     claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
-    for value in claim_values:
-        stated_as = [v for v in passage_values if _same(v, value)] or [
-            v for v in passage_values if _rounds_to(v, value)
-        ]
+    checks, preset = _ratio_checks(claim, claim_values, passage_values)
+    passage_shares = [share for _, _, share in ratios(passage)]
+    ranged_claim = {e.start for pair in ranges(claim) for e in pair}
+    for value in checks:
+        stated_as = (
+            preset.get(value)
+            or [v for v in passage_values if _same(v, value)]
+            or [v for v in passage_values if _rounds_to(v, value)]
+            # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
+            or [v for v in passage_shares if value.unit == "%" and _rounds_from(v, value)]
+        )
         if not stated_as:
             return f"{value.text} is not in the passage"
         # An aligned list or a clause of its own gives the number to something else than the claim's
@@ -374,7 +404,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             return verdicts[0][0]
         stated_as = [v for v, (why, _) in zip(stated_as, verdicts, strict=True) if not why]
         not_rivals = [w for why, others in verdicts if not why for w in others]
-        claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
+        claim_ctx = _joint_context(claim, claim_words, claim_values, value)
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
         )
@@ -391,7 +421,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             shared: set[str] = shared,
             claim_mods: dict[str, set[float]] = claim_mods,
         ) -> float:
-            found = _binding(claim_ctx, _context(passage_words, v.start, _reach(passage, passage_values, v)))
+            found = _binding(claim_ctx, _joint_context(passage, passage_words, passage_values, v))
             theirs = _attached(passage_tokens, v.start) - shared
             if attached and theirs:  # how far the two say the same ("BLEU score" and "BLEU": much)
                 found += ATTACH_WEIGHT * 2 * len(attached & theirs) / (len(attached) + len(theirs))
@@ -416,19 +446,47 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         if contrast:
             said, says = _word(contrast[1], passage), _word(contrast[0], claim)
             return f"the passage gives {value.text} for {said!r}, not {says!r}"
+        # A ratio's share is a rival when the claim's number is one ("1 in 4" against "31 out of 40");
+        # a range's end is not a point value's ("2-4 points lower" against "61.2").
+        pool = [*passage_values, *(passage_shares if set(stated_as) & set(passage_shares) else [])]
+        ends = {e for pair in ranges(passage) for e in pair} if value.start not in ranged_claim else set()
         rivals = [
             (score(v), v)
-            for v in passage_values
+            for v in pool
             if _comparable(v, value)
             and v not in stated_as
             and not any(_same(v, mine) for mine in claim_values)
             and v not in not_rivals
+            and v not in ends
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
+
+
+def _rounds_from(share: _Value, value: _Value) -> bool:
+    """A ratio's share (33.33… for "1 in 3") said as ``value`` ("33%", "33.3%")."""
+    places = len(value.text.partition(".")[2].rstrip("%").strip()) if "." in value.text else 0
+    return math.isclose(round(share.value, places), value.value)
+
+
+def _ratio_checks(
+    claim: str, claim_values: Sequence[_Value], passage_values: Sequence[_Value]
+) -> tuple[list[_Value], dict[_Value, list[_Value]]]:
+    """The claim's numbers to check: a ratio whose counts the passage does not state ("four in five")
+    is checked as its share, against the percentages it is said for ("79%")."""
+    checks = list(claim_values)
+    preset: dict[_Value, list[_Value]] = {}
+    for n, m, share in ratios(claim):
+        if all(any(_same(v, x) for v in passage_values) for x in (n, m)):
+            continue
+        fits = [v for v in passage_values if ratio_fits(n, m, v)]
+        if fits:
+            checks = [share if c == n else c for c in checks if c != m]
+            preset[share] = fits
+    return checks, preset
 
 
 def _attached(tokens: Sequence[str], at: int) -> set[str]:
@@ -497,9 +555,10 @@ def _reach(text: str, values: Sequence[_Value], v: _Value, *, prose: bool = Fals
     if not prose and _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
         return 0, 10**9
     breaks = _breaks(text)
+    together = partners(text)
     lo, hi = 0, 10**9
     for o in values:
-        if o.start == v.start or not _comparable(o, v):
+        if o.start == v.start or not _comparable(o, v) or (v.start, o.start) in together:
             continue
         if o.start < v.start:
             cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
@@ -568,9 +627,19 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
             return f"the passage says {kin[0]} here, not {name}"
         if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
             return f"the passage says {extra[0]} here, not {name}"
-        if not _plain(name) and not _holds_name(passage, name):  # "Transformer" may be the paper's subject
+        if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
             return f"{name} is not named in the passage"
     return None
+
+
+def _abbreviates(passage: str, name: str) -> bool:
+    """``name`` begins with the initials of words the passage names ("NQ-trained": "Natural
+    Questions")."""
+    letters = re.match(r"[A-Z]{2,}(?![a-z])", name)
+    if not letters:
+        return False
+    runs = re.findall(r"[A-Z][\w'’]*(?:[\s-]+[A-Z][\w'’]*)+", passage)
+    return any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs)
 
 
 def _plain(name: str) -> bool:
@@ -673,7 +742,10 @@ def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
     parts = split(window)
 
     def weight(text: str) -> float:
-        states = any(_same(v, m) for v in _values(text)[1] for m in mine)
+        found = _values(text)[1]
+        states = any(_same(v, m) for v in found for m in mine) or any(
+            ratio_fits(n, m, v) for n, m, _ in ratios(claim) for v in found
+        )
         return len(wanted & terms(text)) + (10 if states else 0)
 
     return max(parts, key=lambda p: weight(p.text)).text if parts else window

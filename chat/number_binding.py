@@ -16,6 +16,7 @@ says it of.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -202,8 +203,9 @@ def comparable(a: Value, b: Value) -> bool:
 
 def in_table(found: Sequence[Value], v: Value) -> bool:
     """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
-    not in prose (where words around it do)."""
-    return sum(abs(other.start - v.start) <= NEAR for other in found) >= 4
+    not in prose (where words around it do). A slash pair ("69.9/86.3") is one cell of a row."""
+    near = [other.start for other in found if abs(other.start - v.start) <= NEAR]
+    return len(near) >= 4 and len(set(near)) >= 3
 
 
 # -- what a number is said of, beyond the words next to it --------------------------------------------
@@ -289,7 +291,40 @@ def _items(toks: Sequence[str], lo: int, end: int, n: int) -> tuple[list[Owner],
         owners = [Owner(frozenset(_stems([f])), f) for f in found]
         if len(owners) == n and all(o.terms for o in owners) and len({o.terms for o in owners}) == n:
             return owners, after
+    # "(CB, BoolQ, WSC)": a bracketed list of names, no coordinator
+    for c in range(end - 1, lo - 1, -1):
+        if not toks[c].startswith("(") or c + n > end:
+            continue
+        found = [toks[j].strip("(),;:") for j in range(c, c + n)]
+        closed = all(toks[j].endswith(",") for j in range(c, c + n - 1)) and toks[c + n - 1].rstrip(
+            ",;:."
+        ).endswith(")")
+        owners = [Owner(frozenset(_stems([f])), f) for f in found]
+        named = all(any(ch.isupper() or ch.isdigit() for ch in f) for f in found)
+        if closed and named and all(o.terms for o in owners) and len({o.terms for o in owners}) == n:
+            return owners, c + n - 1
     return None
+
+
+def _slashed(toks: Sequence[str], here: Sequence[Value], lo: int, hi: int) -> dict[Value, Owner]:
+    """Slash pairs with "respectively": in "69.9/86.3 vs. 75.0/89.1 for WebQuestions and TREC,
+    respectively" the i-th number of each pair is the i-th item's."""
+    at = next((j for j in range(lo, hi) if toks[j].strip(".,;:()").lower() == "respectively"), None)
+    if at is None:
+        return {}
+    groups: dict[int, list[Value]] = {}
+    for v in here:
+        groups.setdefault(v.start, []).append(v)
+    out: dict[Value, Owner] = {}
+    for start, group in groups.items():
+        if len(group) < 2 or "/" not in toks[start]:
+            continue
+        items = (_items(toks, start, at, len(group)) if at > start else None) or _items(
+            toks, lo, start, len(group)
+        )
+        if items:
+            out.update(zip(group, items[0], strict=False))
+    return out
 
 
 def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> dict[Value, Owner]:
@@ -309,6 +344,7 @@ def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> d
             if b.start == a.start + 1 and _bracketed(toks[b.start]) and comparable(a, b) and first != second:
                 out[a], out[b] = first, second
     respectively = any(t.strip(".,;:()").lower() == "respectively" for t in toks[lo:hi])
+    out.update(_slashed(toks, here, lo, hi))
     run: list[Value] = []
     for v in [*here, None]:
         if (
@@ -322,6 +358,11 @@ def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> d
             continue
         if len(run) >= 2 and not any(r in out for r in run):
             items = _items(toks, lo, run[0].start, len(run))
+            after = next(
+                (j for j in range(run[-1].start, hi) if toks[j].strip(".,;:()").lower() == "respectively"), 0
+            )
+            if respectively and not items and after:  # "… 56 and 104 on CB and WSC, respectively"
+                items = _items(toks, run[-1].start + 1, after, len(run))
             # Without "respectively" only names in the same clause: "BERT and RoBERTa reach 84.6 and 86.7".
             if items and (respectively or _named_clause(toks, items, run[0].start)):
                 out.update(zip(run, items[0], strict=False))
@@ -402,8 +443,23 @@ def owners(text: str, v: Value) -> dict[Value, Owner]:
     for lo, hi in _sentences(toks):
         if lo <= v.start < hi:
             aligned = _aligned(toks, found, lo, hi)
-            return aligned if v in aligned else _clauses(toks, found, lo, hi, v)
+            return _long_names(toks, aligned) if v in aligned else _clauses(toks, found, lo, hi, v)
     return {}
+
+
+def _long_names(toks: Sequence[str], aligned: dict[Value, Owner]) -> dict[Value, Owner]:
+    """An item that is an acronym the passage elsewhere writes inside a longer name ("TREC" for
+    "CuratedTREC", not itself an item) is that name too."""
+    items = {o.text for o in aligned.values()}
+    out = {}
+    for v, o in aligned.items():
+        longer = {
+            re.sub(r"[^a-z0-9]", "", t.lower())
+            for t in (tok.strip(".,;:()[]") for tok in toks)
+            if re.fullmatch(r"[A-Z]{3,}", o.text) and o.text in t and t != o.text and t not in items
+        }
+        out[v] = Owner(o.terms | frozenset(longer), o.text) if len(longer) == 1 else o
+    return out
 
 
 def said_of(text: str, v: Value) -> tuple[set[str], bool]:
@@ -446,6 +502,9 @@ def gainsaid(claim: str, mine: Value, passage: str, v: Value) -> tuple[str | Non
         for w, o in theirs.items()
         if not same(w, v) and (aligned or not any(same(w, c) for c in claimed if c is not mine))
     ]
+    others = [
+        (w, o) for w, o in others if o.terms != own
+    ]  # a number of the same item is told apart otherwise
     distinct = own - {t for _, o in others for t in o.terms}
     if said & distinct:
         if any(said & (o.terms - own) for _, o in others):
@@ -488,3 +547,44 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
             if same(a, c) != same(b, d):
                 return f"the passage gives the range {c.text} to {d.text}, not {a.text} to {b.text}"
     return None
+
+
+# -- ratios ("1 in 5", "11 out of 12") and the numbers that make one statement -----------------------
+
+
+def ratios(text: str) -> list[tuple[Value, Value, Value]]:
+    """The ratios the text states ("1 in 5", "four in five", "19 of 24", "11 out of the 12"): each
+    its two counts and its share as a percentage (at the first count's position)."""
+    toks = tokens(text)
+    found = values(text)[1]
+    counts = {v.start: v for v in found if v.unit in ("", "word") and v.value.is_integer()}
+    out = []
+    for n in counts.values():
+        if n.start >= len(toks) or toks[n.start][-1] in ",;:.)":
+            continue
+        joined = [t.lower() for t in toks[n.start + 1 : n.start + 4]]
+        for joiner in (["in"], ["out", "of"], ["out", "of", "the"], ["of"], ["of", "the"]):
+            m = counts.get(n.start + len(joiner) + 1)
+            if joined[: len(joiner)] == joiner and m is not None and 0 < n.value <= m.value:
+                share = Value(100 * n.value / m.value, "%", n.start, f"{n.text} {' '.join(joiner)} {m.text}")
+                out.append((n, m, share))
+                break
+    return out
+
+
+def ratio_fits(n: Value, m: Value, p: Value) -> bool:
+    """A percentage ``p`` said as the ratio ``n`` in ``m``: ``p`` rounds from it ("79%" for "19 of
+    24"), or, for a ratio of a small whole ("four in five"), lies within 2.5 points of it."""
+    if p.unit != "%":
+        return False
+    places = len(p.text.partition(".")[2].rstrip("%").strip()) if "." in p.text else 0
+    gap = abs(p.value - 100 * n.value / m.value)
+    return gap <= 0.5 * 10**-places + 1e-9 or (m.value <= 10 and gap <= 2.5)
+
+
+@functools.lru_cache(maxsize=4096)
+def partners(text: str) -> frozenset[tuple[int, int]]:
+    """Word positions of numbers that make one statement together: the two ends of a range ("3 to 5
+    points"), the two counts of a ratio ("11 out of 12"). Neither is the other's rival."""
+    pairs = [(a.start, b.start) for a, b in ranges(text)] + [(n.start, m.start) for n, m, _ in ratios(text)]
+    return frozenset(pairs + [(b, a) for a, b in pairs])

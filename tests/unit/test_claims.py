@@ -438,3 +438,83 @@ def test_a_spelled_number_of_two_words_is_read() -> None:
     from chat.number_binding import values
 
     assert [v.value for v in values("Twenty-four people and thirty-one teams")[1]] == [24.0, 31.0]
+
+
+SURVEY = (
+    "Of the 40 clinicians we interviewed, 1 in 4 had used a chatbot at work, and 31 out of 40 said they "
+    "would try one. Nine in ten nurses reported 88% satisfaction with the pilot."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("About 25% of the interviewed clinicians had used a chatbot at work.", True),  # "1 in 4"
+        ("Roughly 78% of the clinicians said they would try a chatbot.", True),  # 31 out of 40 = 77.5%
+        ("One in four clinicians had used a chatbot at work.", True),
+        ("About 78% of the interviewed clinicians had used a chatbot at work.", False),  # the other ratio
+        ("Roughly 25% said they would try a chatbot.", False),
+        ("About 30% of the interviewed clinicians had used a chatbot at work.", False),
+    ],
+)
+def test_a_ratio_states_the_percentage_it_rounds_to(claim: str, stated: bool) -> None:
+    result = check_claim(claim, SURVEY)
+    assert result.supported is stated, result
+
+
+def test_a_percentage_states_a_ratio_of_a_small_whole() -> None:
+    passage = (
+        "In the follow-up, 79% of the annotators (38) preferred the new interface. Another 12% had no "
+        "preference."
+    )
+    assert check_claim("About four in five annotators preferred the new interface.", passage).supported
+    assert check_claim("About one in ten annotators had no preference.", passage).supported
+    assert not check_claim("About four in five annotators had no preference.", passage).supported
+    assert (
+        check_claim("About three in five annotators preferred the new interface.", passage).kind == "number"
+    )
+
+
+GAINS = (
+    "Distillation keeps most of the teacher's quality, with 2-4 points lower exact match on the held-out "
+    "domains (61.2/70.4 vs. 64.8/73.9 for Biology and Law, respectively), while beating the baseline "
+    "retriever (48.0/55.5)."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The distilled model loses 2 to 4 points of exact match on held-out domains.", True),
+        ("On held-out domains the student scores between 2 and 4 points below the teacher.", True),
+        ("The distilled model loses 2 to 5 points of exact match on held-out domains.", False),
+        ("On Law, the distilled model reaches 70.4 exact match against 73.9 for the teacher.", True),
+        ("On Biology, the distilled model reaches 61.2 exact match.", True),
+        ("On Biology, the distilled model reaches 70.4 exact match.", False),  # Law's
+        ("On Law, the teacher reaches 64.8 exact match.", False),  # Biology's
+    ],
+)
+def test_ranges_and_slash_pairs_with_respectively(claim: str, stated: bool) -> None:
+    result = check_claim(claim, GAINS)
+    assert result.supported is stated, result
+
+
+def test_a_bracketed_list_of_names_aligns_with_a_list_of_numbers() -> None:
+    passage = (
+        "On three corpora (Wiki, PubMed, ArXiv), recall is limited by the small number of queries in each "
+        "(120, 340, and 95 queries, respectively)."
+    )
+    assert check_claim("PubMed has 340 queries.", passage).supported
+    assert check_claim("ArXiv has only 95 queries.", passage).supported
+    assert check_claim("PubMed has only 95 queries.", passage).kind == "number"
+
+
+def test_an_acronym_of_named_words_is_named() -> None:
+    passage = (
+        "We train the reader on Natural Questions and test it on TriviaQA, where it reaches 61.2 exact match."
+    )
+    assert check_claim("The NQ-trained reader reaches 61.2 exact match on TriviaQA.", passage).supported
+    assert (
+        check_claim("The SQuAD-trained reader reaches 61.2 exact match on TriviaQA.", passage).kind
+        == "entity"
+    )
