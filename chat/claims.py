@@ -22,7 +22,6 @@ Each failure says which sentence of the passage the claim was held against, so t
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -39,8 +38,10 @@ from chat.number_binding import (
     partners,
     range_gainsaid,
     ranges,
+    ratio_checks,
     ratio_fits,
     ratios,
+    rounds_from,
 )
 from chat.number_binding import Value as _Value
 from chat.number_binding import comparable as _comparable
@@ -384,7 +385,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_terms = terms(claim)
     span = _span_words(passage, window)
     claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
-    checks, preset = _ratio_checks(claim, claim_values, passage_values)
+    checks, preset = ratio_checks(claim, claim_values, passage_values)
     passage_shares = [share for _, _, share in ratios(passage)]
     ranged_claim = {e.start for pair in ranges(claim) for e in pair}
     for value in checks:
@@ -393,7 +394,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             or [v for v in passage_values if _same(v, value)]
             or [v for v in passage_values if _rounds_to(v, value)]
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
-            or [v for v in passage_shares if value.unit == "%" and _rounds_from(v, value)]
+            or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
         )
         if not stated_as:
             return f"{value.text} is not in the passage"
@@ -464,29 +465,6 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
-
-
-def _rounds_from(share: _Value, value: _Value) -> bool:
-    """A ratio's share (33.33… for "1 in 3") said as ``value`` ("33%", "33.3%")."""
-    places = len(value.text.partition(".")[2].rstrip("%").strip()) if "." in value.text else 0
-    return math.isclose(round(share.value, places), value.value)
-
-
-def _ratio_checks(
-    claim: str, claim_values: Sequence[_Value], passage_values: Sequence[_Value]
-) -> tuple[list[_Value], dict[_Value, list[_Value]]]:
-    """The claim's numbers to check: a ratio whose counts the passage does not state ("four in five")
-    is checked as its share, against the percentages it is said for ("79%")."""
-    checks = list(claim_values)
-    preset: dict[_Value, list[_Value]] = {}
-    for n, m, share in ratios(claim):
-        if all(any(_same(v, x) for v in passage_values) for x in (n, m)):
-            continue
-        fits = [v for v in passage_values if ratio_fits(n, m, v)]
-        if fits:
-            checks = [share if c == n else c for c in checks if c != m]
-            preset[share] = fits
-    return checks, preset
 
 
 def _attached(tokens: Sequence[str], at: int) -> set[str]:

@@ -196,8 +196,11 @@ def is_year(v: Value) -> bool:
 def comparable(a: Value, b: Value) -> bool:
     """Numbers of one kind, either of which the passage could give for the other: years with years,
     the same unit class; words ("two stages") are never rivals."""
-    if is_year(a) != is_year(b) or "word" in (a.unit, b.unit):
+    if is_year(a) != is_year(b):
         return False
+    units = {a.unit, b.unit}
+    if "word" in units:  # "twenty-two people" against "24 Upworkers (… 22)"; never "one" (an article)
+        return units <= {"word", ""} and min(a.value, b.value) >= 2
     return a.unit == b.unit
 
 
@@ -233,7 +236,7 @@ def _stems(words: Sequence[str]) -> set[str]:
         t
         for w in words
         for t in term_list(w.translate(GREEK))
-        if not any(c.isdigit() for c in t) and t not in _FUNCTION
+        if not any(c.isdigit() for c in t) and t not in _FUNCTION and _number_word(w.lower()) is None
     }
     named = (w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not _NUMBER.search(w))
     return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in named}
@@ -588,3 +591,26 @@ def partners(text: str) -> frozenset[tuple[int, int]]:
     points"), the two counts of a ratio ("11 out of 12"). Neither is the other's rival."""
     pairs = [(a.start, b.start) for a, b in ranges(text)] + [(n.start, m.start) for n, m, _ in ratios(text)]
     return frozenset(pairs + [(b, a) for a, b in pairs])
+
+
+def rounds_from(share: Value, value: Value) -> bool:
+    """A ratio's share (33.33… for "1 in 3") said as ``value`` ("33%", "33.3%")."""
+    places = len(value.text.partition(".")[2].rstrip("%").strip()) if "." in value.text else 0
+    return math.isclose(round(share.value, places), value.value)
+
+
+def ratio_checks(
+    claim: str, claim_values: Sequence[Value], passage_values: Sequence[Value]
+) -> tuple[list[Value], dict[Value, list[Value]]]:
+    """The claim's numbers to check: a ratio whose counts the passage does not state ("four in five")
+    is checked as its share, against the percentages it is said for ("79%")."""
+    checks = list(claim_values)
+    preset: dict[Value, list[Value]] = {}
+    for n, m, share in ratios(claim):
+        if all(any(same(v, x) for v in passage_values) for x in (n, m)):
+            continue
+        fits = [v for v in passage_values if ratio_fits(n, m, v)]
+        if fits:
+            checks = [share if c == n else c for c in checks if c != m]
+            preset[share] = fits
+    return checks, preset

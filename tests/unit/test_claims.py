@@ -518,3 +518,14 @@ def test_an_acronym_of_named_words_is_named() -> None:
         check_claim("The SQuAD-trained reader reaches 61.2 exact match on TriviaQA.", passage).kind
         == "entity"
     )
+
+
+def test_a_spelled_number_is_bound_like_a_written_one() -> None:
+    passage = (
+        "The benchmark scores three aspects of fluency and five aspects of faithfulness. A total of 36 "
+        "annotators (21 students) rated the outputs."
+    )
+    assert check_claim("The benchmark scores five aspects of faithfulness.", passage).supported
+    assert check_claim("Thirty-six annotators rated the outputs.", passage).supported
+    assert check_claim("The benchmark scores three aspects of faithfulness.", passage).kind == "number"
+    assert check_claim("Twenty-one annotators rated the outputs.", passage).kind == "number"
