@@ -529,3 +529,26 @@ def test_a_spelled_number_is_bound_like_a_written_one() -> None:
     assert check_claim("Thirty-six annotators rated the outputs.", passage).supported
     assert check_claim("The benchmark scores three aspects of faithfulness.", passage).kind == "number"
     assert check_claim("Twenty-one annotators rated the outputs.", passage).kind == "number"
+
+
+def test_the_order_of_a_comparison_is_read_around_its_comparative_word() -> None:
+    passage = (
+        "On CoNLL and OntoNotes, the distilled TagLM still clearly outperforms the CRF baseline, though "
+        "the scores reported by earlier work are lower."
+    )
+    assert check_claim("On CoNLL, the distilled TagLM outperforms the CRF baseline.", passage).supported
+    swapped = check_claim(
+        "On CoNLL and OntoNotes, the CRF baseline outperforms the distilled TagLM.", passage
+    )
+    assert swapped.kind == "direction"
+
+
+def test_a_comparison_with_a_number_is_read_in_the_numbers_clause() -> None:
+    passage = (
+        "Judges found GPT-J more fluent than T5 in only 9.4% of pairs, while T5 was more fluent in 51.3% "
+        "of pairs."
+    )
+    assert check_claim("Judges found T5 more fluent than GPT-J in about 51% of pairs.", passage).supported
+    assert (
+        check_claim("Judges found T5 more fluent than GPT-J in 9.4% of pairs.", passage).kind == "direction"
+    )
