@@ -312,7 +312,9 @@ def _check(
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
     if _order_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
-    if _negated(claim, wanted) != _negated(_best_sentence(window.text, wanted, claim), wanted):
+    best_sentence = _best_sentence(window.text, wanted, claim)
+    elsewhere = passage.replace(best_sentence, " ")
+    if _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted):
         return fail("negation", "the passage says the opposite (a negation does not agree)")
     return ClaimCheck("supported", "", "", passage[span[0] : span[1]], span)
 
@@ -794,12 +796,22 @@ def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
     return max(parts, key=lambda p: weight(p.text)).text if parts else window
 
 
-def _negated(text: str, wanted: set[str]) -> bool:
-    """An odd number of negations that govern the claim's words (within a few words of one)."""
+def _negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
+    """An odd number of negations that govern the claim's words (within a few words of one), leaving
+    out a condition the passage states ``elsewhere`` than the sentence held against ("without
+    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
     words = text.split()
+    stated = (
+        [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
+    )
     count = 0
     for match in _NEGATION.finditer(text):
         at = len(text[: match.start()].split())
         near = " ".join(words[max(0, at - 2) : at + 6])
-        count += bool(terms(near) & wanted)
+        governed = terms(" ".join(re.split(r"[,;:.!?]", text[match.end() :])[0].split()[:3]))
+        # only a condition ("without fine-tuning"), not what the claim says of its subject
+        echoed = (
+            match.group().lower() == "without" and bool(governed) and any(governed <= said for said in stated)
+        )
+        count += bool(terms(near) & wanted) and not echoed
     return count % 2 == 1

@@ -552,3 +552,13 @@ def test_a_comparison_with_a_number_is_read_in_the_numbers_clause() -> None:
     assert (
         check_claim("Judges found T5 more fluent than GPT-J in 9.4% of pairs.", passage).kind == "direction"
     )
+
+
+def test_a_negated_phrase_stated_in_another_sentence_of_the_passage_is_stated() -> None:
+    passage = (
+        "We apply the parser to legal text without any domain adaptation. It keeps 91.4 labelled "
+        "attachment score, 2 points below the in-domain model."
+    )
+    claim = "Without domain adaptation, the parser keeps 91.4 labelled attachment score on legal text."
+    assert check_claim(claim, passage).supported
+    assert check_claim("The parser does not keep 91.4 labelled attachment score.", passage).kind == "negation"
