@@ -35,7 +35,6 @@ from chat.number_binding import (
     NOT_A_VALUE,
     gainsaid,
     normalise,
-    partners,
     range_gainsaid,
     ranges,
     ratio_checks,
@@ -46,6 +45,8 @@ from chat.number_binding import (
 from chat.number_binding import Value as _Value
 from chat.number_binding import comparable as _comparable
 from chat.number_binding import in_table as _in_table
+from chat.number_binding import joint_context as _joint_context
+from chat.number_binding import reach as _reach
 from chat.number_binding import rounds_to as _rounds_to
 from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
@@ -330,32 +331,6 @@ def _numeric_terms(text: str) -> set[str]:
     return {t for t in terms(text) if any(c.isdigit() for c in t)}
 
 
-def _context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
-    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
-    words between a rival number's clause and the next's: see :func:`_reach`)."""
-    out: dict[str, float] = {}
-    lo, hi = reach or (0, len(words))
-    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
-    for i in range(lo, hi):
-        if i == at:
-            continue
-        for t in term_list(words[i].translate(_GREEK)):
-            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
-    return out
-
-
-def _joint_context(text: str, words: Sequence[str], values: Sequence[_Value], v: _Value) -> dict[str, float]:
-    """:func:`_context` of ``v``, and of the numbers it makes one statement with (the other end of its
-    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
-    reach = _reach(text, values, v)
-    out = _context(words, v.start, reach)
-    for a, b in partners(text):
-        if a == v.start:
-            for t, w in _context(words, b, reach).items():
-                out[t] = max(out.get(t, 0.0), w)
-    return out
-
-
 def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:
     """The name nearest before position ``at`` in its row or clause (a table row's label, a
     sentence's subject), folded; None when there is none within reach."""
@@ -526,36 +501,6 @@ def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
         out.update(found)
         if not backwards and re.search(r"[,;:.!?)\]]$", token):
             break
-    return out
-
-
-def _reach(text: str, values: Sequence[_Value], v: _Value, *, prose: bool = False) -> tuple[int, int]:
-    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
-    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
-    if not prose and _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
-        return 0, 10**9
-    breaks = _breaks(text)
-    together = partners(text)
-    lo, hi = 0, 10**9
-    for o in values:
-        if o.start == v.start or not _comparable(o, v) or (v.start, o.start) in together:
-            continue
-        if o.start < v.start:
-            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
-            lo = max(lo, cut)
-        else:
-            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
-            hi = min(hi, cut)
-    return lo, hi
-
-
-def _breaks(text: str) -> set[int]:
-    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`_values` counts)."""
-    tokens = _tokens(text)
-    out: set[int] = set()
-    for i, token in enumerate(tokens):
-        if token[-1] in ",;:":
-            out.add(i + 1)
     return out
 
 

@@ -8,7 +8,12 @@ unit class — and the structures that bind a number to its subject beyond the w
 - **parallel clauses**: "80% F1 … in movies and books, but only 67-73% F1 … in grocery and
   electronics", "fewer samples (403) than Multi-LexSum does (4,500)": where one sentence gives numbers
   of one kind in clauses of their own, the words only one clause says are its number's;
-- **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both.
+- **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both;
+- **ratios**: "1 in 5", "19 of 24" state a share ("roughly 20%", "about 79%").
+
+Text is read as papers write it: in compatibility form (:func:`normalise`), a unit written onto its
+number ("300GB/sec"), a scale word ("21 thousand"), an error bar ("85 ± 3%", "σ= 1.78": the spread
+of the value before it, no rival value), a spelled number ("twenty-four").
 
 :func:`gainsaid` says when one of these gives the passage's number to something else than the claim
 says it of.
@@ -614,3 +619,61 @@ def ratio_checks(
             checks = [share if c == n else c for c in checks if c != m]
             preset[share] = fits
     return checks, preset
+
+
+# -- the words that bind a number ---------------------------------------------------------------------
+
+
+def context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
+    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
+    words between a rival number's clause and the next's: see :func:`reach`)."""
+    out: dict[str, float] = {}
+    lo, hi = reach or (0, len(words))
+    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
+    for i in range(lo, hi):
+        if i == at:
+            continue
+        for t in term_list(words[i].translate(GREEK)):
+            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
+    return out
+
+
+def joint_context(text: str, words: Sequence[str], values: Sequence[Value], v: Value) -> dict[str, float]:
+    """:func:`context` of ``v``, and of the numbers it makes one statement with (the other end of its
+    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
+    span = reach(text, values, v)
+    out = context(words, v.start, span)
+    for a, b in partners(text):
+        if a == v.start:
+            for t, w in context(words, b, span).items():
+                out[t] = max(out.get(t, 0.0), w)
+    return out
+
+
+def reach(text: str, values: Sequence[Value], v: Value, *, prose: bool = False) -> tuple[int, int]:
+    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
+    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
+    if not prose and in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
+        return 0, 10**9
+    breaks = _breaks(text)
+    together = partners(text)
+    lo, hi = 0, 10**9
+    for o in values:
+        if o.start == v.start or not comparable(o, v) or (v.start, o.start) in together:
+            continue
+        if o.start < v.start:
+            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
+            lo = max(lo, cut)
+        else:
+            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
+            hi = min(hi, cut)
+    return lo, hi
+
+
+def _breaks(text: str) -> set[int]:
+    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`values` counts)."""
+    out: set[int] = set()
+    for i, token in enumerate(tokens(text)):
+        if token[-1] in ",;:":
+            out.add(i + 1)
+    return out
