@@ -30,10 +30,23 @@ from itertools import pairwise
 from typing import Literal
 
 from chat.number_binding import GREEK as _GREEK
-from chat.number_binding import NEAR, NOT_A_VALUE, gainsaid, range_gainsaid
+from chat.number_binding import (
+    NEAR,
+    NOT_A_VALUE,
+    gainsaid,
+    normalise,
+    range_gainsaid,
+    ranges,
+    ratio_checks,
+    ratio_fits,
+    ratios,
+    rounds_from,
+)
 from chat.number_binding import Value as _Value
 from chat.number_binding import comparable as _comparable
 from chat.number_binding import in_table as _in_table
+from chat.number_binding import joint_context as _joint_context
+from chat.number_binding import reach as _reach
 from chat.number_binding import rounds_to as _rounds_to
 from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
@@ -220,13 +233,21 @@ def check_claim(claim: str, passage: str, embedder: Embedder | None = None, cont
 def check_claims(
     claims: Sequence[str], passage: str, embedder: Embedder | None = None, context: str = ""
 ) -> list[ClaimCheck]:
-    """:func:`check_claim` for several claims against one passage (one embedder call)."""
+    """:func:`check_claim` for several claims against one passage (one embedder call). The texts are
+    read in compatibility form ("𝜇" as "μ", "ﬁ" as "fi"); the evidence is the passage as given."""
+    original = passage
+    passage, offsets = normalise(passage)
+    claims = [normalise(c)[0] for c in claims]
+    context = normalise(context)[0]
     windows = _windows(split(passage))
     cosines = _cosines(embedder, claims, [w.text for w in windows]) if windows else None
-    return [
-        _check(claim, passage, windows, cosines[i] if cosines else None, context)
-        for i, claim in enumerate(claims)
-    ]
+    out = []
+    for i, claim in enumerate(claims):
+        found = _check(claim, passage, windows, cosines[i] if cosines else None, context)
+        span = (offsets[found.evidence_span[0]], offsets[found.evidence_span[1]])
+        evidence = original[span[0] : span[1]] if found.evidence else ""
+        out.append(ClaimCheck(found.status, found.kind, found.reason, evidence, span))
+    return out
 
 
 def _windows(sentences: Sequence[Sentence]) -> list[Sentence]:
@@ -292,7 +313,9 @@ def _check(
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
     if _order_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
-    if _negated(claim, wanted) != _negated(_best_sentence(window.text, wanted, claim), wanted):
+    best_sentence = _best_sentence(window.text, wanted, claim)
+    elsewhere = passage.replace(best_sentence, " ")
+    if _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted):
         return fail("negation", "the passage says the opposite (a negation does not agree)")
     return ClaimCheck("supported", "", "", passage[span[0] : span[1]], span)
 
@@ -306,20 +329,6 @@ def _singles(windows: Sequence[Sentence]) -> int:
 
 def _numeric_terms(text: str) -> set[str]:
     return {t for t in terms(text) if any(c.isdigit() for c in t)}
-
-
-def _context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
-    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
-    words between a rival number's clause and the next's: see :func:`_reach`)."""
-    out: dict[str, float] = {}
-    lo, hi = reach or (0, len(words))
-    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
-    for i in range(lo, hi):
-        if i == at:
-            continue
-        for t in term_list(words[i].translate(_GREEK)):
-            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
-    return out
 
 
 def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:
@@ -353,10 +362,17 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_terms = terms(claim)
     span = _span_words(passage, window)
     claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
-    for value in claim_values:
-        stated_as = [v for v in passage_values if _same(v, value)] or [
-            v for v in passage_values if _rounds_to(v, value)
-        ]
+    checks, preset = ratio_checks(claim, claim_values, passage_values)
+    passage_shares = [share for _, _, share in ratios(passage)]
+    ranged_claim = {e.start for pair in ranges(claim) for e in pair}
+    for value in checks:
+        stated_as = (
+            preset.get(value)
+            or [v for v in passage_values if _same(v, value)]
+            or [v for v in passage_values if _rounds_to(v, value)]
+            # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
+            or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
+        )
         if not stated_as:
             return f"{value.text} is not in the passage"
         # An aligned list or a clause of its own gives the number to something else than the claim's
@@ -366,7 +382,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             return verdicts[0][0]
         stated_as = [v for v, (why, _) in zip(stated_as, verdicts, strict=True) if not why]
         not_rivals = [w for why, others in verdicts if not why for w in others]
-        claim_ctx = _context(claim_words, value.start, _reach(claim, claim_values, value))
+        claim_ctx = _joint_context(claim, claim_words, claim_values, value)
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
         )
@@ -383,7 +399,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             shared: set[str] = shared,
             claim_mods: dict[str, set[float]] = claim_mods,
         ) -> float:
-            found = _binding(claim_ctx, _context(passage_words, v.start, _reach(passage, passage_values, v)))
+            found = _binding(claim_ctx, _joint_context(passage, passage_words, passage_values, v))
             theirs = _attached(passage_tokens, v.start) - shared
             if attached and theirs:  # how far the two say the same ("BLEU score" and "BLEU": much)
                 found += ATTACH_WEIGHT * 2 * len(attached & theirs) / (len(attached) + len(theirs))
@@ -408,13 +424,18 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         if contrast:
             said, says = _word(contrast[1], passage), _word(contrast[0], claim)
             return f"the passage gives {value.text} for {said!r}, not {says!r}"
+        # A ratio's share is a rival when the claim's number is one ("1 in 4" against "31 out of 40");
+        # a range's end is not a point value's ("2-4 points lower" against "61.2").
+        pool = [*passage_values, *(passage_shares if set(stated_as) & set(passage_shares) else [])]
+        ends = {e for pair in ranges(passage) for e in pair} if value.start not in ranged_claim else set()
         rivals = [
             (score(v), v)
-            for v in passage_values
+            for v in pool
             if _comparable(v, value)
             and v not in stated_as
             and not any(_same(v, mine) for mine in claim_values)
             and v not in not_rivals
+            and v not in ends
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])
@@ -483,35 +504,6 @@ def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
     return out
 
 
-def _reach(text: str, values: Sequence[_Value], v: _Value, *, prose: bool = False) -> tuple[int, int]:
-    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
-    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
-    if not prose and _in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
-        return 0, 10**9
-    breaks = _breaks(text)
-    lo, hi = 0, 10**9
-    for o in values:
-        if o.start == v.start or not _comparable(o, v):
-            continue
-        if o.start < v.start:
-            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
-            lo = max(lo, cut)
-        else:
-            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
-            hi = min(hi, cut)
-    return lo, hi
-
-
-def _breaks(text: str) -> set[int]:
-    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`_values` counts)."""
-    tokens = _tokens(text)
-    out: set[int] = set()
-    for i, token in enumerate(tokens):
-        if token[-1] in ",;:":
-            out.add(i + 1)
-    return out
-
-
 def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:
     """The stems within ``reach`` words of word ``at`` (as :func:`_values` counts words), not
     past the end of its sentence."""
@@ -560,9 +552,19 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
             return f"the passage says {kin[0]} here, not {name}"
         if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
             return f"the passage says {extra[0]} here, not {name}"
-        if not _plain(name) and not _holds_name(passage, name):  # "Transformer" may be the paper's subject
+        if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
             return f"{name} is not named in the passage"
     return None
+
+
+def _abbreviates(passage: str, name: str) -> bool:
+    """``name`` begins with the initials of words the passage names ("NQ-trained": "Natural
+    Questions")."""
+    letters = re.match(r"[A-Z]{2,}(?![a-z])", name)
+    if not letters:
+        return False
+    runs = re.findall(r"[A-Z][\w'’]*(?:[\s-]+[A-Z][\w'’]*)+", passage)
+    return any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs)
 
 
 def _plain(name: str) -> bool:
@@ -648,14 +650,79 @@ def _opposed(claim: str, window: str) -> bool:
 
 
 def _order_swapped(claim: str, window: str) -> bool:
-    """ "A outperforms B" against "B outperforms A": the same two names around a comparison, in the
-    other order (the passive voice aside)."""
+    """ "A outperforms B" against "B outperforms A": the two names around the claim's comparison (the
+    nearest before its first comparative word and after it), in the other order (the passive voice
+    aside). Where the claim states a number the passage states, the order is judged in that number's
+    clause ("BART was more factual than RAG in 7.1% of cases, while RAG was more factual in 42.7%")."""
     names = [n for n in _names(claim, anywhere=True) if _holds_name(window, n)]
-    if len(names) < 2 or not _directions(claim) or re.search(r"\w+ed by\b", f"{claim} {window}"):
+    if len(names) < 2 or not _directions(claim):
         return False
-    a, b = _fold(names[0]), _fold(names[1])
-    fa, fb = _fold(claim), _fold(window)
+    a, b = _compared(claim, names) or (names[0], names[1])
+    text = _clause_stating(claim, window) or window
+    if _passive(claim, a, b) or _passive(text, a, b):
+        return False
+    a, b = _fold(a), _fold(b)
+    fa, fb = _fold(claim), _fold(text)
+    if a not in fb or b not in fb:
+        return False
     return (fa.find(a) < fa.find(b)) != (fb.find(a) < fb.find(b))
+
+
+def _passive(text: str, a: str, b: str) -> bool:
+    """ "… is outperformed by …" between the two names (not elsewhere in the text)."""
+    i, j = sorted((_fold_find(text, a), _fold_find(text, b)))
+    return i >= 0 and bool(re.search(r"\w+ed by\b", text[i:j]))
+
+
+def _fold_find(text: str, name: str) -> int:
+    """Where ``name`` begins in ``text`` (ignoring case, spaces and hyphens), -1 if nowhere."""
+    key = _fold(name)
+    for m in re.finditer(r"\S", text):
+        if _fold(text[m.start() : m.start() + 3 * len(name) + 8]).startswith(key):
+            return m.start()
+    return -1
+
+
+def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """The names nearest before and after the claim's first comparative word ("the BM25 baseline
+    outperforms DPR": BM25, DPR)."""
+    lowered = claim.lower()
+    at = next(
+        (
+            m.start()
+            for m in re.finditer(r"[a-z]+", lowered)
+            if any(t in _DIRECTION for t in term_list(m.group()))
+        ),
+        None,
+    )
+    if at is None:
+        return None
+    where = {n: claim.find(n) for n in names}
+    before = [n for n in names if 0 <= where[n] < at]
+    after = [n for n in names if where[n] > at]
+    if not before or not after:
+        return None
+    return max(before, key=lambda n: where[n]), min(after, key=lambda n: where[n])
+
+
+def _clause_stating(claim: str, window: str) -> str | None:
+    """The clause of ``window`` that states one of the claim's numbers (between clause breaks and
+    words that join clauses), or None."""
+    mine = _values(claim)[1]
+    toks = _tokens(window)
+    for v in _values(window)[1]:
+        if not any(_same(v, m) or _rounds_to(v, m) for m in mine if m.unit != "word"):
+            continue
+        lo = v.start
+        while (
+            lo > 0 and toks[lo - 1][-1] not in ",;:." and toks[lo].lower() not in ("while", "whereas", "but")
+        ):
+            lo -= 1
+        hi = v.start
+        while hi < len(toks) - 1 and toks[hi][-1] not in ",;:.":
+            hi += 1
+        return " ".join(toks[lo : hi + 1])
+    return None
 
 
 def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
@@ -665,18 +732,31 @@ def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
     parts = split(window)
 
     def weight(text: str) -> float:
-        states = any(_same(v, m) for v in _values(text)[1] for m in mine)
+        found = _values(text)[1]
+        states = any(_same(v, m) for v in found for m in mine) or any(
+            ratio_fits(n, m, v) for n, m, _ in ratios(claim) for v in found
+        )
         return len(wanted & terms(text)) + (10 if states else 0)
 
     return max(parts, key=lambda p: weight(p.text)).text if parts else window
 
 
-def _negated(text: str, wanted: set[str]) -> bool:
-    """An odd number of negations that govern the claim's words (within a few words of one)."""
+def _negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
+    """An odd number of negations that govern the claim's words (within a few words of one), leaving
+    out a condition the passage states ``elsewhere`` than the sentence held against ("without
+    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
     words = text.split()
+    stated = (
+        [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
+    )
     count = 0
     for match in _NEGATION.finditer(text):
         at = len(text[: match.start()].split())
         near = " ".join(words[max(0, at - 2) : at + 6])
-        count += bool(terms(near) & wanted)
+        governed = terms(" ".join(re.split(r"[,;:.!?]", text[match.end() :])[0].split()[:3]))
+        # only a condition ("without fine-tuning"), not what the claim says of its subject
+        echoed = (
+            match.group().lower() == "without" and bool(governed) and any(governed <= said for said in stated)
+        )
+        count += bool(terms(near) & wanted) and not echoed
     return count % 2 == 1

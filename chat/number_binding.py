@@ -8,7 +8,12 @@ unit class — and the structures that bind a number to its subject beyond the w
 - **parallel clauses**: "80% F1 … in movies and books, but only 67-73% F1 … in grocery and
   electronics", "fewer samples (403) than Multi-LexSum does (4,500)": where one sentence gives numbers
   of one kind in clauses of their own, the words only one clause says are its number's;
-- **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both.
+- **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both;
+- **ratios**: "1 in 5", "19 of 24" state a share ("roughly 20%", "about 79%").
+
+Text is read as papers write it: in compatibility form (:func:`normalise`), a unit written onto its
+number ("300GB/sec"), a scale word ("21 thousand"), an error bar ("85 ± 3%", "σ= 1.78": the spread
+of the value before it, no rival value), a spelled number ("twenty-four").
 
 :func:`gainsaid` says when one of these gives the passage's number to something else than the claim
 says it of.
@@ -16,8 +21,10 @@ says it of.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -26,9 +33,14 @@ from retrieval.evidence import term_list
 
 NEAR = 6  # words either side of a number that bind it
 
+# A unit written onto its number ("300GB/sec", "8GB", "10ms"): the number is read, the unit is a word.
+_GLUED_UNIT = (
+    r"(?:[KMGTP]i?B|[KMGTP]b|ms|us|μs|ns|sec|secs|min|mins|hrs?|h|[kMG]?Hz|[TPG]?FLOPS|[TPG]?FLOPs|"
+    r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
+)
 _NUMBER = re.compile(
     r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
-    r"(?![\w])",
+    rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
 )
 NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
@@ -45,8 +57,17 @@ _BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)(
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _WORDS_AS_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }  # fmt: skip
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+# A dispersion of the value before it: "85 ± 3%", "(μ= 3.67, σ= 1.78)", "SD = 0.4", "std 1.2".
+_DISPERSION = re.compile(
+    r"(?:±|\+/-|\+-|(?:^|[\s(\[,;])"
+    r"(?:σ|sd|s\.d\.|std\.?|stdev|standard deviation(?: of| was| is)?)\s*[=:]?)\s*$",
+    re.IGNORECASE,
+)
 _RANGE = re.compile(r"(\d[\d,.]*)\s?[-–]\s?\d[\d,.]*\s?([%×x]?)")  # "67-73%": the low end is a % too
 GREEK = str.maketrans(
     {
@@ -54,6 +75,21 @@ GREEK = str.maketrans(
         "λ": "lambda", "μ": "mu", "π": "pi", "σ": "sigma", "τ": "tau", "ψ": "psi", "ω": "omega",
     }
 )  # fmt: skip
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space),
+    superscripts, subscripts and fractions left as written ("10²" is not 102); and, for each of its
+    characters and its end, the offset in ``text`` it comes from."""
+    out: list[str] = []
+    at: list[int] = []
+    for i, char in enumerate(text):
+        kept = unicodedata.decomposition(char).startswith(("<super>", "<sub>", "<fraction>"))
+        folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
+        out.append(folded)
+        at.extend([i] * len(folded))
+    at.append(len(text))
+    return "".join(out), at
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,23 +116,46 @@ def tokens(text: str) -> list[str]:
     return re.findall(r"\S+", clean(text))
 
 
+def _number_word(word: str) -> float | None:
+    """ "four" is 4, "twenty-four" 24."""
+    head, _, tail = word.partition("-")
+    if tail and head in _WORDS_AS_NUMBERS and tail in _WORDS_AS_NUMBERS:
+        tens, ones = _WORDS_AS_NUMBERS[head], _WORDS_AS_NUMBERS[tail]
+        return float(tens + ones) if tens % 10 == 0 and 20 <= tens <= 90 and ones < 10 else None
+    return float(_WORDS_AS_NUMBERS[word]) if word in _WORDS_AS_NUMBERS else None
+
+
 def values(text: str) -> tuple[list[str], list[Value]]:
-    """The text's words (lower-cased, for binding) and its numbers at their word positions."""
+    """The text's words (lower-cased, for binding) and its numbers at their word positions: a scale
+    word after a number is its scale ("21 thousand" is 21k); a dispersion ("± 3%", "σ= 1.78") is
+    of unit "±" (compared only with its like), and its unit is the value's before it ("85 ± 3%")."""
     words: list[str] = []
     found_values: list[Value] = []
-    for token in tokens(text):
+    toks = tokens(text)
+    for i, token in enumerate(toks):
         word = token.lower().strip(".,;:()[]\"'")
         found = [m for m in _NUMBER.finditer(token) if m.group()]
         ranged = _RANGE.fullmatch(token.strip(".,;:()[]"))
+        nxt = toks[i + 1].lower().strip(".,;:()[]") if i + 1 < len(toks) else ""
+        before = " ".join(toks[max(0, i - 3) : i])
         for m in found:
-            value, unit = parse(m.group())
+            raw = m.group()
+            value, unit = parse(raw)
             if token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
                 unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
             if ranged and m is found[0] and ranged.group(2):
-                value, unit = parse(m.group() + ranged.group(2))
-            found_values.append(Value(value, unit, len(words), m.group()))
-        if not found and word in _WORDS_AS_NUMBERS:
-            found_values.append(Value(float(_WORDS_AS_NUMBERS[word]), "word", len(words), word))
+                value, unit = parse(raw + ranged.group(2))
+            if not unit and m.end() == len(token.rstrip(".,;:)]")) and nxt in _SCALE_WORDS:
+                value, unit, raw = value * _SCALE_WORDS[nxt], "scale", f"{raw} {nxt}"
+            if _DISPERSION.search(f"{before} {token[: m.start()]}"):
+                previous = found_values[-1] if found_values else None
+                if previous and not previous.unit and unit in ("%", "x") and previous.start >= len(words) - 2:
+                    found_values[-1] = Value(previous.value, unit, previous.start, previous.text + raw[-1])
+                unit = "±"
+            found_values.append(Value(value, unit, len(words), raw))
+        spelled = None if found else _number_word(word)
+        if spelled is not None:
+            found_values.append(Value(spelled, "word", len(words), word))
         words.append(word)
     return words, [v for v in found_values if not math.isnan(v.value)]
 
@@ -142,15 +201,19 @@ def is_year(v: Value) -> bool:
 def comparable(a: Value, b: Value) -> bool:
     """Numbers of one kind, either of which the passage could give for the other: years with years,
     the same unit class; words ("two stages") are never rivals."""
-    if is_year(a) != is_year(b) or "word" in (a.unit, b.unit):
+    if is_year(a) != is_year(b):
         return False
+    units = {a.unit, b.unit}
+    if "word" in units:  # "twenty-two people" against "24 Upworkers (… 22)"; never "one" (an article)
+        return units <= {"word", ""} and min(a.value, b.value) >= 2
     return a.unit == b.unit
 
 
 def in_table(found: Sequence[Value], v: Value) -> bool:
     """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
-    not in prose (where words around it do)."""
-    return sum(abs(other.start - v.start) <= NEAR for other in found) >= 4
+    not in prose (where words around it do). A slash pair ("69.9/86.3") is one cell of a row."""
+    near = [other.start for other in found if abs(other.start - v.start) <= NEAR]
+    return len(near) >= 4 and len(set(near)) >= 3
 
 
 # -- what a number is said of, beyond the words next to it --------------------------------------------
@@ -178,7 +241,7 @@ def _stems(words: Sequence[str]) -> set[str]:
         t
         for w in words
         for t in term_list(w.translate(GREEK))
-        if not any(c.isdigit() for c in t) and t not in _FUNCTION
+        if not any(c.isdigit() for c in t) and t not in _FUNCTION and _number_word(w.lower()) is None
     }
     named = (w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not _NUMBER.search(w))
     return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in named}
@@ -236,7 +299,40 @@ def _items(toks: Sequence[str], lo: int, end: int, n: int) -> tuple[list[Owner],
         owners = [Owner(frozenset(_stems([f])), f) for f in found]
         if len(owners) == n and all(o.terms for o in owners) and len({o.terms for o in owners}) == n:
             return owners, after
+    # "(CB, BoolQ, WSC)": a bracketed list of names, no coordinator
+    for c in range(end - 1, lo - 1, -1):
+        if not toks[c].startswith("(") or c + n > end:
+            continue
+        found = [toks[j].strip("(),;:") for j in range(c, c + n)]
+        closed = all(toks[j].endswith(",") for j in range(c, c + n - 1)) and toks[c + n - 1].rstrip(
+            ",;:."
+        ).endswith(")")
+        owners = [Owner(frozenset(_stems([f])), f) for f in found]
+        named = all(any(ch.isupper() or ch.isdigit() for ch in f) for f in found)
+        if closed and named and all(o.terms for o in owners) and len({o.terms for o in owners}) == n:
+            return owners, c + n - 1
     return None
+
+
+def _slashed(toks: Sequence[str], here: Sequence[Value], lo: int, hi: int) -> dict[Value, Owner]:
+    """Slash pairs with "respectively": in "69.9/86.3 vs. 75.0/89.1 for WebQuestions and TREC,
+    respectively" the i-th number of each pair is the i-th item's."""
+    at = next((j for j in range(lo, hi) if toks[j].strip(".,;:()").lower() == "respectively"), None)
+    if at is None:
+        return {}
+    groups: dict[int, list[Value]] = {}
+    for v in here:
+        groups.setdefault(v.start, []).append(v)
+    out: dict[Value, Owner] = {}
+    for start, group in groups.items():
+        if len(group) < 2 or "/" not in toks[start]:
+            continue
+        items = (_items(toks, start, at, len(group)) if at > start else None) or _items(
+            toks, lo, start, len(group)
+        )
+        if items:
+            out.update(zip(group, items[0], strict=False))
+    return out
 
 
 def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> dict[Value, Owner]:
@@ -256,6 +352,7 @@ def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> d
             if b.start == a.start + 1 and _bracketed(toks[b.start]) and comparable(a, b) and first != second:
                 out[a], out[b] = first, second
     respectively = any(t.strip(".,;:()").lower() == "respectively" for t in toks[lo:hi])
+    out.update(_slashed(toks, here, lo, hi))
     run: list[Value] = []
     for v in [*here, None]:
         if (
@@ -269,6 +366,11 @@ def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> d
             continue
         if len(run) >= 2 and not any(r in out for r in run):
             items = _items(toks, lo, run[0].start, len(run))
+            after = next(
+                (j for j in range(run[-1].start, hi) if toks[j].strip(".,;:()").lower() == "respectively"), 0
+            )
+            if respectively and not items and after:  # "… 56 and 104 on CB and WSC, respectively"
+                items = _items(toks, run[-1].start + 1, after, len(run))
             # Without "respectively" only names in the same clause: "BERT and RoBERTa reach 84.6 and 86.7".
             if items and (respectively or _named_clause(toks, items, run[0].start)):
                 out.update(zip(run, items[0], strict=False))
@@ -349,8 +451,23 @@ def owners(text: str, v: Value) -> dict[Value, Owner]:
     for lo, hi in _sentences(toks):
         if lo <= v.start < hi:
             aligned = _aligned(toks, found, lo, hi)
-            return aligned if v in aligned else _clauses(toks, found, lo, hi, v)
+            return _long_names(toks, aligned) if v in aligned else _clauses(toks, found, lo, hi, v)
     return {}
+
+
+def _long_names(toks: Sequence[str], aligned: dict[Value, Owner]) -> dict[Value, Owner]:
+    """An item that is an acronym the passage elsewhere writes inside a longer name ("TREC" for
+    "CuratedTREC", not itself an item) is that name too."""
+    items = {o.text for o in aligned.values()}
+    out = {}
+    for v, o in aligned.items():
+        longer = {
+            re.sub(r"[^a-z0-9]", "", t.lower())
+            for t in (tok.strip(".,;:()[]") for tok in toks)
+            if re.fullmatch(r"[A-Z]{3,}", o.text) and o.text in t and t != o.text and t not in items
+        }
+        out[v] = Owner(o.terms | frozenset(longer), o.text) if len(longer) == 1 else o
+    return out
 
 
 def said_of(text: str, v: Value) -> tuple[set[str], bool]:
@@ -393,6 +510,9 @@ def gainsaid(claim: str, mine: Value, passage: str, v: Value) -> tuple[str | Non
         for w, o in theirs.items()
         if not same(w, v) and (aligned or not any(same(w, c) for c in claimed if c is not mine))
     ]
+    others = [
+        (w, o) for w, o in others if o.terms != own
+    ]  # a number of the same item is told apart otherwise
     distinct = own - {t for _, o in others for t in o.terms}
     if said & distinct:
         if any(said & (o.terms - own) for _, o in others):
@@ -435,3 +555,125 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
             if same(a, c) != same(b, d):
                 return f"the passage gives the range {c.text} to {d.text}, not {a.text} to {b.text}"
     return None
+
+
+# -- ratios ("1 in 5", "11 out of 12") and the numbers that make one statement -----------------------
+
+
+def ratios(text: str) -> list[tuple[Value, Value, Value]]:
+    """The ratios the text states ("1 in 5", "four in five", "19 of 24", "11 out of the 12"): each
+    its two counts and its share as a percentage (at the first count's position)."""
+    toks = tokens(text)
+    found = values(text)[1]
+    counts = {v.start: v for v in found if v.unit in ("", "word") and v.value.is_integer()}
+    out = []
+    for n in counts.values():
+        if n.start >= len(toks) or toks[n.start][-1] in ",;:.)":
+            continue
+        joined = [t.lower() for t in toks[n.start + 1 : n.start + 4]]
+        for joiner in (["in"], ["out", "of"], ["out", "of", "the"], ["of"], ["of", "the"]):
+            m = counts.get(n.start + len(joiner) + 1)
+            if joined[: len(joiner)] == joiner and m is not None and 0 < n.value <= m.value:
+                share = Value(100 * n.value / m.value, "%", n.start, f"{n.text} {' '.join(joiner)} {m.text}")
+                out.append((n, m, share))
+                break
+    return out
+
+
+def ratio_fits(n: Value, m: Value, p: Value) -> bool:
+    """A percentage ``p`` said as the ratio ``n`` in ``m``: ``p`` rounds from it ("79%" for "19 of
+    24"), or, for a ratio of a small whole ("four in five"), lies within 2.5 points of it."""
+    if p.unit != "%":
+        return False
+    places = len(p.text.partition(".")[2].rstrip("%").strip()) if "." in p.text else 0
+    gap = abs(p.value - 100 * n.value / m.value)
+    return gap <= 0.5 * 10**-places + 1e-9 or (m.value <= 10 and gap <= 2.5)
+
+
+@functools.lru_cache(maxsize=4096)
+def partners(text: str) -> frozenset[tuple[int, int]]:
+    """Word positions of numbers that make one statement together: the two ends of a range ("3 to 5
+    points"), the two counts of a ratio ("11 out of 12"). Neither is the other's rival."""
+    pairs = [(a.start, b.start) for a, b in ranges(text)] + [(n.start, m.start) for n, m, _ in ratios(text)]
+    return frozenset(pairs + [(b, a) for a, b in pairs])
+
+
+def rounds_from(share: Value, value: Value) -> bool:
+    """A ratio's share (33.33… for "1 in 3") said as ``value`` ("33%", "33.3%")."""
+    places = len(value.text.partition(".")[2].rstrip("%").strip()) if "." in value.text else 0
+    return math.isclose(round(share.value, places), value.value)
+
+
+def ratio_checks(
+    claim: str, claim_values: Sequence[Value], passage_values: Sequence[Value]
+) -> tuple[list[Value], dict[Value, list[Value]]]:
+    """The claim's numbers to check: a ratio whose counts the passage does not state ("four in five")
+    is checked as its share, against the percentages it is said for ("79%")."""
+    checks = list(claim_values)
+    preset: dict[Value, list[Value]] = {}
+    for n, m, share in ratios(claim):
+        if all(any(same(v, x) for v in passage_values) for x in (n, m)):
+            continue
+        fits = [v for v in passage_values if ratio_fits(n, m, v)]
+        if fits:
+            checks = [share if c == n else c for c in checks if c != m]
+            preset[share] = fits
+    return checks, preset
+
+
+# -- the words that bind a number ---------------------------------------------------------------------
+
+
+def context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
+    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
+    words between a rival number's clause and the next's: see :func:`reach`)."""
+    out: dict[str, float] = {}
+    lo, hi = reach or (0, len(words))
+    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
+    for i in range(lo, hi):
+        if i == at:
+            continue
+        for t in term_list(words[i].translate(GREEK)):
+            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
+    return out
+
+
+def joint_context(text: str, words: Sequence[str], values: Sequence[Value], v: Value) -> dict[str, float]:
+    """:func:`context` of ``v``, and of the numbers it makes one statement with (the other end of its
+    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
+    span = reach(text, values, v)
+    out = context(words, v.start, span)
+    for a, b in partners(text):
+        if a == v.start:
+            for t, w in context(words, b, span).items():
+                out[t] = max(out.get(t, 0.0), w)
+    return out
+
+
+def reach(text: str, values: Sequence[Value], v: Value, *, prose: bool = False) -> tuple[int, int]:
+    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
+    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
+    if not prose and in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
+        return 0, 10**9
+    breaks = _breaks(text)
+    together = partners(text)
+    lo, hi = 0, 10**9
+    for o in values:
+        if o.start == v.start or not comparable(o, v) or (v.start, o.start) in together:
+            continue
+        if o.start < v.start:
+            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
+            lo = max(lo, cut)
+        else:
+            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
+            hi = min(hi, cut)
+    return lo, hi
+
+
+def _breaks(text: str) -> set[int]:
+    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`values` counts)."""
+    out: set[int] = set()
+    for i, token in enumerate(tokens(text)):
+        if token[-1] in ",;:":
+            out.add(i + 1)
+    return out

@@ -366,3 +366,199 @@ def test_a_word_broken_at_a_line_end_is_read_whole() -> None:
     assert clean(text) == (
         "a 762M parameter model outperforms the English-to-German single- or multi-doc LM-oriented"
     )
+
+
+# -- reading numbers as scientific prose writes them (issue 24, dev3's misses) ---------------------------
+
+INTERCONNECT = (
+    "Within a node, each link carries 600GB/sec over NVLink; across nodes the fabric offers only "
+    "25 GB/sec per link. Loading the 40GB checkpoint takes 90s and a forward pass 35ms."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("Inside a node each NVLink link carries 600 GB/sec.", True),
+        ("Across nodes a link offers 25GB/sec.", True),
+        ("A forward pass takes 35 ms.", True),
+        ("Across nodes a link offers 600 GB/sec.", False),  # the NVLink figure
+        ("The checkpoint is 25 GB.", False),
+    ],
+)
+def test_a_unit_written_onto_its_number_leaves_the_number_readable(claim: str, stated: bool) -> None:
+    result = check_claim(claim, INTERCONNECT)
+    assert result.supported is stated, result
+
+
+PREFERENCE = (
+    "Raters preferred the tuned model to the base model 78 ± 4% of the time, and to the prompted base "
+    "model 64 ± 5% of the time. Ratings averaged 4.12 (σ= 0.81) for the tuned model and 3.35 (σ= 0.97) "
+    "for the base model."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The tuned model was preferred to the base model about 78% of the time.", True),
+        ("Against the prompted base model, the tuned model won 64% of comparisons.", True),
+        ("The base model received a mean rating of 3.35.", True),
+        ("Against the prompted base model, the tuned model won 78% of comparisons.", False),
+        ("The base model received a mean rating of 4.12.", False),
+    ],
+)
+def test_an_error_bar_is_the_values_spread_not_a_rival_value(claim: str, stated: bool) -> None:
+    result = check_claim(claim, PREFERENCE)
+    assert result.supported is stated, result
+
+
+def test_mathematical_letters_are_read_as_their_plain_forms() -> None:
+    """PDF text writes 𝜇 and 𝜎 (U+1D707, U+1D70E) and ligatures ("ﬁne-tuned"); they are read as μ, σ
+    and "fine-tuned", and the evidence is the passage as given."""
+    passage = (
+        "The ﬁne-tuned readers scored 5.2 (𝜇= 5.2, 𝜎= 1.4) on the 7-point scale, the others 4.1 (𝜎= 2.0)."
+    )
+    stated = check_claim("The fine-tuned readers scored 5.2 on average.", passage)
+    assert stated.supported and stated.evidence == passage[stated.evidence_span[0] : stated.evidence_span[1]]
+    assert check_claim("The fine-tuned readers scored 4.1 on average.", passage).kind == "number"
+    assert check_claim("The mu of the fine-tuned readers was 5.2.", passage).supported
+
+
+def test_a_scale_word_is_the_scale_letter() -> None:
+    passage = "The corpus has 52k documents and 3.4M sentences, split into 12 thousand training files."
+    assert check_claim("The corpus has 52 thousand documents.", passage).supported
+    assert check_claim("The corpus has 3.4 million sentences.", passage).supported
+    assert check_claim("There are 12k training files.", passage).supported
+    assert check_claim("The corpus has 52 million documents.", passage).kind == "number"
+    assert check_claim("The corpus has 3.4 thousand sentences.", passage).kind == "number"
+
+
+def test_a_spelled_number_of_two_words_is_read() -> None:
+    from chat.number_binding import values
+
+    assert [v.value for v in values("Twenty-four people and thirty-one teams")[1]] == [24.0, 31.0]
+
+
+SURVEY = (
+    "Of the 40 clinicians we interviewed, 1 in 4 had used a chatbot at work, and 31 out of 40 said they "
+    "would try one. Nine in ten nurses reported 88% satisfaction with the pilot."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("About 25% of the interviewed clinicians had used a chatbot at work.", True),  # "1 in 4"
+        ("Roughly 78% of the clinicians said they would try a chatbot.", True),  # 31 out of 40 = 77.5%
+        ("One in four clinicians had used a chatbot at work.", True),
+        ("About 78% of the interviewed clinicians had used a chatbot at work.", False),  # the other ratio
+        ("Roughly 25% said they would try a chatbot.", False),
+        ("About 30% of the interviewed clinicians had used a chatbot at work.", False),
+    ],
+)
+def test_a_ratio_states_the_percentage_it_rounds_to(claim: str, stated: bool) -> None:
+    result = check_claim(claim, SURVEY)
+    assert result.supported is stated, result
+
+
+def test_a_percentage_states_a_ratio_of_a_small_whole() -> None:
+    passage = (
+        "In the follow-up, 79% of the annotators (38) preferred the new interface. Another 12% had no "
+        "preference."
+    )
+    assert check_claim("About four in five annotators preferred the new interface.", passage).supported
+    assert check_claim("About one in ten annotators had no preference.", passage).supported
+    assert not check_claim("About four in five annotators had no preference.", passage).supported
+    assert (
+        check_claim("About three in five annotators preferred the new interface.", passage).kind == "number"
+    )
+
+
+GAINS = (
+    "Distillation keeps most of the teacher's quality, with 2-4 points lower exact match on the held-out "
+    "domains (61.2/70.4 vs. 64.8/73.9 for Biology and Law, respectively), while beating the baseline "
+    "retriever (48.0/55.5)."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The distilled model loses 2 to 4 points of exact match on held-out domains.", True),
+        ("On held-out domains the student scores between 2 and 4 points below the teacher.", True),
+        ("The distilled model loses 2 to 5 points of exact match on held-out domains.", False),
+        ("On Law, the distilled model reaches 70.4 exact match against 73.9 for the teacher.", True),
+        ("On Biology, the distilled model reaches 61.2 exact match.", True),
+        ("On Biology, the distilled model reaches 70.4 exact match.", False),  # Law's
+        ("On Law, the teacher reaches 64.8 exact match.", False),  # Biology's
+    ],
+)
+def test_ranges_and_slash_pairs_with_respectively(claim: str, stated: bool) -> None:
+    result = check_claim(claim, GAINS)
+    assert result.supported is stated, result
+
+
+def test_a_bracketed_list_of_names_aligns_with_a_list_of_numbers() -> None:
+    passage = (
+        "On three corpora (Wiki, PubMed, ArXiv), recall is limited by the small number of queries in each "
+        "(120, 340, and 95 queries, respectively)."
+    )
+    assert check_claim("PubMed has 340 queries.", passage).supported
+    assert check_claim("ArXiv has only 95 queries.", passage).supported
+    assert check_claim("PubMed has only 95 queries.", passage).kind == "number"
+
+
+def test_an_acronym_of_named_words_is_named() -> None:
+    passage = (
+        "We train the reader on Natural Questions and test it on TriviaQA, where it reaches 61.2 exact match."
+    )
+    assert check_claim("The NQ-trained reader reaches 61.2 exact match on TriviaQA.", passage).supported
+    assert (
+        check_claim("The SQuAD-trained reader reaches 61.2 exact match on TriviaQA.", passage).kind
+        == "entity"
+    )
+
+
+def test_a_spelled_number_is_bound_like_a_written_one() -> None:
+    passage = (
+        "The benchmark scores three aspects of fluency and five aspects of faithfulness. A total of 36 "
+        "annotators (21 students) rated the outputs."
+    )
+    assert check_claim("The benchmark scores five aspects of faithfulness.", passage).supported
+    assert check_claim("Thirty-six annotators rated the outputs.", passage).supported
+    assert check_claim("The benchmark scores three aspects of faithfulness.", passage).kind == "number"
+    assert check_claim("Twenty-one annotators rated the outputs.", passage).kind == "number"
+
+
+def test_the_order_of_a_comparison_is_read_around_its_comparative_word() -> None:
+    passage = (
+        "On CoNLL and OntoNotes, the distilled TagLM still clearly outperforms the CRF baseline, though "
+        "the scores reported by earlier work are lower."
+    )
+    assert check_claim("On CoNLL, the distilled TagLM outperforms the CRF baseline.", passage).supported
+    swapped = check_claim(
+        "On CoNLL and OntoNotes, the CRF baseline outperforms the distilled TagLM.", passage
+    )
+    assert swapped.kind == "direction"
+
+
+def test_a_comparison_with_a_number_is_read_in_the_numbers_clause() -> None:
+    passage = (
+        "Judges found GPT-J more fluent than T5 in only 9.4% of pairs, while T5 was more fluent in 51.3% "
+        "of pairs."
+    )
+    assert check_claim("Judges found T5 more fluent than GPT-J in about 51% of pairs.", passage).supported
+    assert (
+        check_claim("Judges found T5 more fluent than GPT-J in 9.4% of pairs.", passage).kind == "direction"
+    )
+
+
+def test_a_negated_phrase_stated_in_another_sentence_of_the_passage_is_stated() -> None:
+    passage = (
+        "We apply the parser to legal text without any domain adaptation. It keeps 91.4 labelled "
+        "attachment score, 2 points below the in-domain model."
+    )
+    claim = "Without domain adaptation, the parser keeps 91.4 labelled attachment score on legal text."
+    assert check_claim(claim, passage).supported
+    assert check_claim("The parser does not keep 91.4 labelled attachment score.", passage).kind == "negation"
