@@ -436,6 +436,13 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             and not any(_same(v, mine) for mine in claim_values)
             and v not in not_rivals
             and v not in ends
+            # a spelled number rivals a written one only about the same thing: "three different ways"
+            # is no rival of "64 attention heads", "twenty-two people" is of "24 people"
+            and (
+                v.unit != "word"
+                or value.unit == "word"
+                or bool(_attached(passage_tokens, v.start) & attached)
+            )
         ]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])

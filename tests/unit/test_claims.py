@@ -562,3 +562,17 @@ def test_a_negated_phrase_stated_in_another_sentence_of_the_passage_is_stated() 
     claim = "Without domain adaptation, the parser keeps 91.4 labelled attachment score on legal text."
     assert check_claim(claim, passage).supported
     assert check_claim("The parser does not keep 91.4 labelled attachment score.", passage).kind == "negation"
+
+
+def test_a_spelled_number_rivals_a_written_one_only_about_the_same_thing() -> None:
+    # "three different ways" counts ways, not heads: the claim is held against h = 8.
+    passage = HEADS + (
+        " 3.2.3 Applications of Attention in our Model The Transformer uses multi-head attention in three "
+        "different ways: In encoder-decoder attention layers, the queries come from the previous decoder "
+        "layer, and the memory keys and values come from the output of the encoder."
+    )
+    wrong = check_claim("The base Transformer uses 64 parallel attention heads.", passage)
+    assert wrong.kind == "number" and "8" in wrong.reason and "three" not in wrong.reason
+    assert check_claim("The base Transformer uses 8 parallel attention heads.", passage).supported
+    spelled = "Nine volunteers rated the tool, and twelve volunteers tested its search."
+    assert check_claim("Twelve volunteers rated the tool.", spelled).kind == "number"
