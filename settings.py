@@ -422,10 +422,19 @@ class SearchSettings(_Section):
         "beyond that a search gets a 503 with `Retry-After` at once, rather than queueing without bound.",
     )
     search_processes: bool = Field(
-        False,
-        description="Run searches in `WOVEPAPER_SEARCH_CONCURRENCY` processes of their own, so their "
-        "CPU work does not hold the web process's GIL against `/healthz` and cached pages; false: in "
-        "threads of the web process (see Operations, Overload, for what each costs).",
+        True,
+        description="Run searches in `WOVEPAPER_SEARCH_CONCURRENCY` processes of their own (at a lower "
+        "CPU priority), so their work holds neither the web process's GIL nor a core against `/healthz` "
+        "and cached pages; false: in threads of the web process (see Operations, Overload, for what "
+        "each costs).",
+    )
+    search_process_niceness: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How much the search processes yield the CPU (Unix `nice`): a search waits a "
+        "little longer on a busy machine so that `/healthz` and cached pages do not wait behind it. "
+        "0: the same priority as the web process.",
     )
     search_vector_poll_seconds: float = Field(
         2.0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -39,6 +40,9 @@ class SearchProcessLost(ServiceUnavailableException):
 
 def _open(opener: Opener, settings: Settings) -> None:
     global _service
+    # Lower priority than the web process: on a machine with few cores the event loop would
+    # otherwise wait for a core behind searches (it is short of CPU there, not of the GIL).
+    os.nice(settings.search.search_process_niceness)
     _service = opener(settings)
     try:  # load the embedder, the lexical index and the vector index before the first reader
         _service.search(SearchRequest(q="warm up"))

@@ -2,14 +2,15 @@
 concurrent clients, with the background indexing idle and then running.
 
     .venv/bin/python benchmarks/overload.py [--levels 8,32,64] [--seconds 20] [--embed 500]
-        [--search-in threads,processes]
+        [--search-in threads,processes,processes-nice0] [--pages-only] [--clients-nice 10]
 
 The corpus is the 20k demo listings built by ``benchmarks/search_latency.py`` (catalogue, lexical
 index, one vector per paper; only ``--embed`` abstracts embedded for real, the rest reuse them with
 noise), copied to a scratch directory per level. The app is ``python -m app serve`` (one uvicorn
 worker, default settings: page cache on, search concurrency one per core, queue 4), started afresh
 for each level and each search path of ``--search-in``: ``threads`` (of the web process) or
-``processes`` (of their own, ``WOVEPAPER_SEARCH_PROCESSES``); with both, the paths alternate and
+``processes`` (of their own, ``WOVEPAPER_SEARCH_PROCESSES``, niced as the settings say) or
+``processes-nice0`` (the same at the web process's priority); with several, the paths alternate and
 their order flips from one level to the next, so they share the machine's moods. At N concurrent
 clients, half of them ask for pages from a fixed set of 40 (warmed before each level, so cached)
 through ``wrk`` (C, so the load generator costs little CPU; Debian: ``apt-get install wrk``), half
@@ -37,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -53,6 +55,16 @@ from search_latency import build, free_port, queries, serve_app, wait_until_answ
 
 WRK_LATENCY = re.compile(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", re.M)
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+@dataclass(frozen=True)
+class Clients:
+    """How the load is generated: ``pages_only`` leaves the search clients out; ``niceness`` runs
+    ``wrk`` and the search clients at a lower priority than the app, as clients on other machines
+    would be (the probe of ``/healthz`` keeps the app's priority: its latency is the figure)."""
+
+    pages_only: bool = False
+    niceness: int = 0
 
 
 @dataclass
@@ -96,12 +108,14 @@ def start_app(data_dir: Path, port: int, worker: bool, search_in: str = "threads
             "WOVEPAPER_DATA_DIR": str(data_dir),
             "WOVEPAPER_ENVIRONMENT": "test",
             "WOVEPAPER_WORKER_EMBEDDED": "true" if worker else "false",
-            "WOVEPAPER_SEARCH_PROCESSES": "true" if search_in == "processes" else "false",
+            "WOVEPAPER_SEARCH_PROCESSES": "false" if search_in == "threads" else "true",
             # Every client is one loopback address: the per-address API limit (a 429 long before
             # the server is loaded) is not what this measures.
             "WOVEPAPER_LIMIT_API": "100000000/60",
         }
     )
+    if search_in == "processes-nice0":  # the search processes at the web process's own priority
+        env["WOVEPAPER_SEARCH_PROCESS_NICENESS"] = "0"
     return serve_app(env, port)
 
 
@@ -150,7 +164,7 @@ def probe_health(base: str, seconds: float, out: Queue[list[float] | str]) -> No
 
 
 def wrk_pages(
-    base: str, connections: int, seconds: float, paths: list[str], folder: Path
+    base: str, connections: int, seconds: float, paths: list[str], folder: Path, niceness: int = 0
 ) -> dict[str, object]:
     """``wrk`` over the pages in turn; its p50/p99, request count and anything not 2xx/3xx."""
     script = folder / "pages.lua"
@@ -161,6 +175,7 @@ def wrk_pages(
     )
     threads = min(2, connections)
     command = [
+        *(["nice", "-n", str(niceness)] if niceness else []),
         "wrk",
         f"-t{threads}",
         f"-c{connections}",
@@ -208,6 +223,15 @@ async def searches(base: str, clients: int, seconds: float, texts: QueryPool, ta
         await asyncio.gather(*(client() for _ in range(clients)))
 
 
+def search_clients(
+    base: str, clients: int, seconds: float, texts: QueryPool, tally: Tally, niceness: int
+) -> None:
+    """The search clients in a thread of their own, which Linux lets lower alone (niceness is per thread)."""
+    if niceness:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    asyncio.run(searches(base, clients, seconds, texts, tally))
+
+
 def loop_thread(pid: int) -> tuple[float, float]:
     """Seconds the process's main (event loop) thread has run on a CPU, and waited runnable for one."""
     try:
@@ -224,7 +248,7 @@ def run_level(
     paths: list[str],
     texts: QueryPool,
     folder: Path,
-    pages_only: bool = False,
+    load: Clients,
 ) -> Tally:
     tally = Tally()
     searchers = max(1, clients // 2)
@@ -232,11 +256,14 @@ def run_level(
     prober = get_context("spawn").Process(target=probe_health, args=(base, seconds, results))
     prober.start()
     with ThreadPoolExecutor(1) as pool:
-        pages = pool.submit(wrk_pages, base, clients - searchers, seconds, paths, folder)
-        if pages_only:
+        pages = pool.submit(wrk_pages, base, clients - searchers, seconds, paths, folder, load.niceness)
+        if load.pages_only:
             time.sleep(seconds)
         else:
-            asyncio.run(searches(base, searchers, seconds, texts, tally))
+            with ThreadPoolExecutor(1) as clients_thread:
+                clients_thread.submit(
+                    search_clients, base, searchers, seconds, texts, tally, load.niceness
+                ).result()
         tally.pages = pages.result()  # type: ignore[assignment]
     prober.join(timeout=120)
     while not results.empty():
@@ -283,7 +310,7 @@ def run_app_level(
     search_in: str,
     seconds: float,
     texts: QueryPool,
-    pages_only: bool,
+    load: Clients,
 ) -> dict[str, object]:
     """One level against a fresh app on a fresh copy of the corpus (with its indexing queued)."""
     with tempfile.TemporaryDirectory(prefix="bench-overload-") as scratch:
@@ -304,7 +331,7 @@ def run_app_level(
             before = os.getloadavg()[0]
             repeated = texts.repeated
             ran, waited, started = *loop_thread(server.pid), time.monotonic()
-            tally = run_level(base, clients, seconds, pages, texts, Path(scratch), pages_only)
+            tally = run_level(base, clients, seconds, pages, texts, Path(scratch), load)
             ran_after, waited_after = loop_thread(server.pid)
             wall = time.monotonic() - started
             row = report(
@@ -342,10 +369,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--embed", type=int, default=500, help="abstracts embedded for real when building")
     parser.add_argument(
-        "--search-in", default="threads,processes", help="search paths to compare: threads, processes"
+        "--search-in",
+        default="threads,processes",
+        help="search paths to compare: threads, processes, processes-nice0 (not niced)",
     )
     parser.add_argument("--indexing", default="idle,running", help="phases: idle, running")
     parser.add_argument("--pages-only", action="store_true", help="no search clients")
+    parser.add_argument(
+        "--clients-nice",
+        type=int,
+        default=0,
+        help="niceness of wrk and the search clients (as if on other machines; 0: the app's priority)",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("overload.py needs wrk, the HTTP load generator (Debian: apt-get install wrk)")
@@ -355,19 +390,18 @@ def main() -> None:
     build("20k", source, args.embed)
     # Unseen queries for about 6 levels of 20 s per path; a longer run repeats some (counted).
     texts = QueryPool(queries(source, 12000))
+    load = Clients(args.pages_only, args.clients_nice)
     rows = []
     phases = [(f"indexing {phase}", phase == "running") for phase in args.indexing.split(",")]
     for phase, worker in phases:
         for n, clients in enumerate(levels):
             for search_in in paths if n % 2 == 0 else paths[::-1]:
-                row = run_app_level(
-                    source, phase, worker, clients, search_in, args.seconds, texts, args.pages_only
-                )
+                row = run_app_level(source, phase, worker, clients, search_in, args.seconds, texts, load)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     print()
     print(
-        "phase             clients search in  pages p50/p99  search p50/p99  healthz p99/max"
+        "phase             clients search in       pages p50/p99  search p50/p99  healthz p99/max"
         "  503  errors  loop cpu/wait  load avg"
     )
     for r in rows:
@@ -375,7 +409,7 @@ def main() -> None:
         assert isinstance(p, dict) and isinstance(q, dict) and isinstance(h, dict)
         assert isinstance(errors, dict) and isinstance(loop, dict)
         print(
-            f"{r['phase']:<17} {r['clients']!s:>7} {r['search_in']!s:<10} {p['p50']!s:>6}/{p['p99']!s:<6}"
+            f"{r['phase']:<17} {r['clients']!s:>7} {r['search_in']!s:<15} {p['p50']!s:>6}/{p['p99']!s:<6}"
             f" {q['p50']!s:>7}/{q['p99']!s:<7} {h['p99']!s:>7}/{h['max']!s:<7}"
             f" {r['shed_503']!s:>4} {sum(errors.values()) + int(p.get('non_2xx', 0)):>7}"
             f"  {loop['on_cpu']:>5.0%}/{loop['waiting_for_cpu']:<5.0%}  {r['load_average']}"

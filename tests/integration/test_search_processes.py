@@ -257,6 +257,10 @@ def test_the_app_searches_in_its_processes_answers_503_when_one_dies_and_stops_t
         assert http.get("/api/search", params={"q": "fine"}).status_code == 200
         pids = pool.pids()
         assert len(pids) == 1 and alive(pids[0])
+        # Searches yield the CPU to the web process (its event loop serves /healthz and pages).
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        niced = min(19, own + settings.search.search_process_niceness)
+        assert os.getpriority(os.PRIO_PROCESS, pids[0]) == niced > own
         answers: list[httpx.Response] = []
         asking = threading.Thread(
             target=lambda: answers.append(http.get("/api/search", params={"q": "hold"}))
