@@ -66,6 +66,7 @@ NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
 ATTACH_WEIGHT = 0.3  # a number whose own words ("25,000 test questions") are the claim's binds this much
 _LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
+_SCALE_NAMES = frozenset(["hundred", "thousand", "million", "billion", "trillion"])
 _PREPOSITIONS = frozenset(
     ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
 )
@@ -373,6 +374,18 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
             or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
         )
+        if not stated_as and value.unit == "word":
+            # A count in words the passage does not write ("four baselines" for a list of four, "a
+            # randomly chosen one") is wrong only where the passage counts the same thing otherwise.
+            said = _attached(claim_tokens, value.start) - _GENERIC
+            other = [
+                v
+                for v in passage_values
+                if _comparable(v, value) and said & _attached(passage_tokens, v.start)
+            ]
+            if other:
+                return f"where the passage says this it gives {other[0].text}, not {value.text}"
+            continue
         if not stated_as:
             return f"{value.text} is not in the passage"
         # An aligned list or a clause of its own gives the number to something else than the claim's
@@ -406,7 +419,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if claim_mods:  # numbers around it that gainsay the claim's ("4% with the 2016 index")
                 reach = _reach(passage, passage_values, v, prose=True)
                 mods = _modifiers(passage_tokens, passage_values, v, reach)
-                wrong = sum(not claim_mods[t] & mods[t] for t in claim_mods if t in mods)
+                wrong = sum(not _agree(claim_mods[t], mods[t]) for t in claim_mods if t in mods)
                 found -= ATTACH_WEIGHT * wrong / len(claim_mods)
             # "5 per class" is said of the class: "each class … 5 examples" binds it as tightly
             per = _per(passage_tokens, v.start)
@@ -458,8 +471,11 @@ def _attached(tokens: Sequence[str], at: int) -> set[str]:
     token = tokens[at]
     alone = bool(re.fullmatch(r"\([^()\s]+\)", token))  # "(403)", not "(5 per class)"
     out = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
+    after = at + 1
+    if after < len(tokens) and tokens[after].lower() in _SCALE_NAMES:  # "11 billion parameters"
+        token, after = tokens[after], after + 1
     if alone or not re.search(r"[,;:.)\]]$", token):
-        out |= _phrase(tokens[at + 1 : at + 4])
+        out |= _phrase(tokens[after : after + 3])
     before = tokens[max(0, at - 4) : at]
     if alone:
         out |= _phrase(before[::-1], backwards=True)
@@ -485,6 +501,11 @@ def _modifiers(
         for t in words:
             out.setdefault(t, set()).add(o.value)
     return out
+
+
+def _agree(mine: set[float], theirs: set[float]) -> bool:
+    """Whether a number of the claim's is one of the passage's, or it rounded ("about 37%" of 36.6%)."""
+    return any(a == b or a == round(b) or a == round(b, 1) for a in mine for b in theirs)
 
 
 def _per(tokens: Sequence[str], at: int) -> set[str]:

@@ -39,7 +39,7 @@ _GLUED_UNIT = (
     r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
+    r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
     rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
 )
 NOT_A_VALUE = re.compile(
@@ -54,6 +54,15 @@ _CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\
 # A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),
 # not a suspended hyphen ("single- or multi-doc").
 _BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)([a-z][\w-]*)")
+# Powers of ten, read as one number ("5e−5", "5 × 10^-5", "13.6 · 10⁶"); in PDF text a superscript
+# exponent loses its place ("13.6 · 106"), so a single digit glued to "10" after a multiplication sign
+# is one, and "2 × 1024" is not.
+_SCIENTIFIC = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([−+-]?\d{1,2})"
+    r"|\s?[·×⋅*x]\s?10\^\{?([−+-]?\d{1,2})\}?|\s?[·×⋅*]\s?10(?:([−-]\d{1,2})|([2-9])))(?![\w.])"
+)
+_BARE_POWER = re.compile(r"(?<![\w.^])10\^\{?([−+-]?\d{1,2})\}?(?![\w.])")  # "10^6" alone: 1e6
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _WORDS_AS_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -78,7 +87,8 @@ GREEK = str.maketrans(
 
 
 def normalise(text: str) -> tuple[str, list[int]]:
-    """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space),
+    """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space; a
+    math letter glued to the next word gets its space back),
     superscripts, subscripts and fractions left as written ("10²" is not 102); and, for each of its
     characters and its end, the offset in ``text`` it comes from."""
     out: list[str] = []
@@ -86,6 +96,8 @@ def normalise(text: str) -> tuple[str, list[int]]:
     for i, char in enumerate(text):
         kept = unicodedata.decomposition(char).startswith(("<super>", "<sub>", "<fraction>"))
         folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
+        if "\U0001d400" <= char <= "\U0001d7ff" and text[i + 1 : i + 2].isalpha():
+            folded += " "  # a math letter set against the word after it ("19𝑀parameters")
         out.append(folded)
         at.extend([i] * len(folded))
     at.append(len(text))
@@ -105,10 +117,22 @@ def _join(m: re.Match[str]) -> str:
     return f"{head}-{tail}" if not head.islower() or "-" in tail else head + tail
 
 
+def _power(m: re.Match[str]) -> str:
+    exponent = next(e for e in m.groups()[1:] if e is not None).replace("−", "-").lstrip("+")
+    return f"{m.group(1)}e{exponent}"
+
+
+def _powers(text: str) -> str:
+    """Powers of ten as one number: "13.6 · 10⁶" and "5e−5" are read "13.6e6" and "5e-5"."""
+    text = re.sub(r"10([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
+    text = _SCIENTIFIC.sub(_power, text)
+    return _BARE_POWER.sub(lambda m: "1e" + m.group(1).replace("−", "-").lstrip("+"), text)
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
-    broken at a line's end joined."""
-    return _BROKEN.sub(_join, NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text)))
+    broken at a line's end joined, powers of ten written as one number."""
+    return _powers(_BROKEN.sub(_join, NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text))))
 
 
 def tokens(text: str) -> list[str]:
@@ -132,6 +156,7 @@ def values(text: str) -> tuple[list[str], list[Value]]:
     words: list[str] = []
     found_values: list[Value] = []
     toks = tokens(text)
+    skip = -1  # a scale word read with the number word before it
     for i, token in enumerate(toks):
         word = token.lower().strip(".,;:()[]\"'")
         found = [m for m in _NUMBER.finditer(token) if m.group()]
@@ -153,8 +178,12 @@ def values(text: str) -> tuple[list[str], list[Value]]:
                     found_values[-1] = Value(previous.value, unit, previous.start, previous.text + raw[-1])
                 unit = "±"
             found_values.append(Value(value, unit, len(words), raw))
-        spelled = None if found else _number_word(word)
-        if spelled is not None:
+        spelled = None if found or skip == i else _number_word(word)
+        if spelled is not None and (nxt in _SCALE_WORDS or nxt == "hundred"):  # "two thousand": 2000
+            scale = _SCALE_WORDS.get(nxt, 100.0)
+            found_values.append(Value(spelled * scale, "scale", len(words), f"{word} {nxt}"))
+            skip = i + 1
+        elif spelled is not None:
             found_values.append(Value(spelled, "word", len(words), word))
         words.append(word)
     return words, [v for v in found_values if not math.isnan(v.value)]

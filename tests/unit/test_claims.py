@@ -576,3 +576,62 @@ def test_a_spelled_number_rivals_a_written_one_only_about_the_same_thing() -> No
     assert check_claim("The base Transformer uses 8 parallel attention heads.", passage).supported
     spelled = "Nine volunteers rated the tool, and twelve volunteers tested its search."
     assert check_claim("Twelve volunteers rated the tool.", spelled).kind == "number"
+
+
+# -- numbers as PDFs and paraphrases write them (a fourth, blind set: dev4) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The encoder contains 4.2 million parameters.", True),
+        ("The encoder contains 42 million parameters.", False),
+        ("Fine-tuning uses a learning rate of 0.0003.", True),
+        ("Fine-tuning uses a learning rate of 0.003.", False),
+        ("Weight decay is set to 0.00002.", True),
+    ],
+)
+def test_powers_of_ten_are_read_as_one_number(claim: str, stated: bool) -> None:
+    # a superscript exponent set on the line ("10⁶" extracted as "106"), e-notation, "× 10^-5"
+    passage = (
+        "The encoder contains 4.2 · 106 parameters. We fine-tune with a learning rate of 3e−4 "
+        "and a weight decay of 2 × 10^-5 for 12 epochs."
+    )
+    assert check_claim(claim, passage).supported is stated
+    assert check_claim("The batch holds 2 × 1024 tokens.", "The batch holds 2 × 1024 tokens.").supported
+
+
+def test_spelled_numbers_with_a_scale_and_counts_the_passage_does_not_write() -> None:
+    passage = (
+        "We collect about 3000 hours of transcribed speech. We compare against BERT, RoBERTa and "
+        "ELECTRA. The tokenizer keeps 8 special tokens."
+    )
+    assert check_claim("We collect about three thousand hours of transcribed speech.", passage).supported
+    fewer = check_claim("We collect about three hundred hours of transcribed speech.", passage)
+    assert fewer.kind == "number"
+    # a count of the list, and "one" as a pronoun: no number of the passage says otherwise
+    assert check_claim("We compare against three models: BERT, RoBERTa and ELECTRA.", passage).supported
+    assert check_claim("The tokenizer, a small one, keeps 8 special tokens.", passage).supported
+    # but a count the passage gives otherwise is held against it
+    assert check_claim("The tokenizer keeps five special tokens.", passage).kind == "number"
+
+
+def test_a_math_letter_glued_to_the_next_word_is_a_unit() -> None:
+    passage = "The adapter adds roughly 7𝑀parameters to each layer of the 1.3B model."
+    assert check_claim("The adapter adds about 7M parameters per layer.", passage).supported
+    assert check_claim("The adapter adds about 9M parameters per layer.", passage).kind == "number"
+
+
+def test_a_scale_word_is_part_of_its_number_and_a_rounded_neighbour_agrees() -> None:
+    # "13 billion parameters" counts parameters (not "billion"); "about 41%" is the passage's 40.7%
+    passage = (
+        "The closed-book model reaches 40.7% accuracy with 13B parameters, whereas the retrieval model "
+        "reaches 47.2% with 800M parameters and a search index."
+    )
+    assert check_claim(
+        "The closed-book model, with 13 billion parameters, gets about 41% accuracy.", passage
+    ).supported
+    swapped = check_claim(
+        "The closed-book model, with 800 million parameters, gets about 41% accuracy.", passage
+    )
+    assert swapped.kind == "number"
