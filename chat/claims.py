@@ -431,6 +431,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             return found + (WINDOW_WEIGHT if span[0] <= v.start < span[1] else 0.0)
 
         own, stated = max(((score(v), v) for v in stated_as), key=lambda r: r[0])
+
         # A word around the number whose opposite qualifies it in the passage ("4.82% … validation
         # error" against "4.82% … error on … the test set").
         contrast = _antonym(_sentence_terms(claim, value.start), _sentence_terms(passage, stated.start))
@@ -446,7 +447,12 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             for v in pool
             if _comparable(v, value)
             and v not in stated_as
-            and not any(_same(v, mine) for mine in claim_values)
+            # the claim's other numbers are not rivals, unless the two are swapped: this one's own
+            # words ("5,000 examples") are that number's in the passage and not the stated one's
+            and (
+                not any(_same(v, mine) for mine in claim_values)
+                or _swapped(claim_tokens, claim_values, value, passage_tokens, v, stated, shared)
+            )
             and v not in not_rivals
             and v not in ends
             # a spelled number rivals a written one only about the same thing: "three different ways"
@@ -501,6 +507,26 @@ def _modifiers(
         for t in words:
             out.setdefault(t, set()).add(o.value)
     return out
+
+
+def _swapped(
+    claim_tokens: Sequence[str],
+    claim_values: Sequence[_Value],
+    value: _Value,
+    passage_tokens: Sequence[str],
+    v: _Value,
+    stated: _Value,
+    shared: set[str],
+) -> bool:
+    """Whether the claim gives ``v`` too and the two numbers each other's words: "5,000 examples
+    for 10,000 steps" against "10k examples for 5k steps" (``value`` is the claim's 5,000, ``stated``
+    the passage's 5k)."""
+    words = _attached(claim_tokens, value.start) - shared
+    theirs = _attached(passage_tokens, v.start) - shared
+    stated_words = _attached(passage_tokens, stated.start) - shared
+    other = [m for m in claim_values if _same(v, m) and m.start != value.start]
+    crossed = any(_attached(claim_tokens, m.start) & stated_words for m in other)
+    return bool(words & theirs) and not words & stated_words and crossed
 
 
 def _agree(mine: set[float], theirs: set[float]) -> bool:

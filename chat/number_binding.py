@@ -235,7 +235,7 @@ def comparable(a: Value, b: Value) -> bool:
     units = {a.unit, b.unit}
     if "word" in units:  # "twenty-two people" against "24 Upworkers (… 22)"; never "one" (an article)
         return units <= {"word", ""} and min(a.value, b.value) >= 2
-    return a.unit == b.unit
+    return a.unit == b.unit or units == {"", "scale"}  # "20k" and "3,000" are both counts
 
 
 def in_table(found: Sequence[Value], v: Value) -> bool:

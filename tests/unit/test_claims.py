@@ -635,3 +635,15 @@ def test_a_scale_word_is_part_of_its_number_and_a_rounded_neighbour_agrees() -> 
         "The closed-book model, with 800 million parameters, gets about 41% accuracy.", passage
     )
     assert swapped.kind == "number"
+
+
+def test_two_numbers_of_the_claim_swapped_with_each_other_are_caught() -> None:
+    passage = "The probe is trained on 20k sentences for 3k updates with a batch size of 64."
+    assert check_claim("The probe is trained on 20,000 sentences for 3,000 updates.", passage).supported
+    swapped = check_claim("The probe is trained on 3,000 sentences for 20,000 updates.", passage)
+    assert swapped.kind == "number"
+    # the claim's other number is no rival where the two are not crossed
+    other = "Its test split has far fewer samples (350) than the training split does (9,000)."
+    assert check_claim(
+        "The training split has 9,000 samples, against 350 in the test split.", other
+    ).supported
