@@ -377,11 +377,11 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
         if not stated_as and value.unit == "word":
             # A count in words the passage does not write ("four baselines" for a list of four, "a
             # randomly chosen one") is wrong only where the passage counts the same thing otherwise.
-            said = _attached(claim_tokens, value.start) - _GENERIC
+            counted = _attached(claim_tokens, value.start) - _GENERIC
             other = [
                 v
                 for v in passage_values
-                if _comparable(v, value) and said & _attached(passage_tokens, v.start)
+                if _comparable(v, value) and counted & _attached(passage_tokens, v.start)
             ]
             if other:
                 return f"where the passage says this it gives {other[0].text}, not {value.text}"
