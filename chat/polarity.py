@@ -29,7 +29,12 @@ _NAME = re.compile(
     r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b", re.IGNORECASE
+    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # a negative-prefixed predicate: "were unaware", "is non-trivial", "remains largely unexplored"
+    # (not "under", "until", "unless", "unique", "unit", "union", "universal", "uniform", "unify")
+    r"|\b(?:is|are|was|were|be|been|being|remains?|remained)\s+(?:[a-z]+ly\s+)?"
+    r"(?:un(?!der|til|less|i(?:t|on|que|vers|form|fi|fy|son))|non-?)[a-z]{3,}",
+    re.IGNORECASE,
 )
 _UP = [
     "higher",
@@ -311,21 +316,25 @@ def _clause_stating(claim: str, window: str) -> str | None:
 
 
 def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
-    """An odd number of negations that govern the claim's words (within a few words of one), leaving
-    out a condition the passage states ``elsewhere`` than the sentence held against ("without
-    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
+    """An odd number of negations that govern the claim's words (within a few words of one; the words
+    after it for "without"), "neither … nor" counted once, leaving out a condition the passage states
+    ``elsewhere`` than the sentence held against ("without fine-tuning" against "… without additional
+    fine-tuning" a sentence before)."""
     words = text.split()
     stated = (
         [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
     )
     count = 0
     for match in _NEGATION.finditer(text):
+        cue = match.group().lower()
+        if cue == "nor" and re.search(r"\bneither\b", text[: match.start()], re.IGNORECASE):
+            continue  # "neither A nor B" is one negation
         at = len(text[: match.start()].split())
-        near = " ".join(words[max(0, at - 2) : at + 6])
+        near = terms(" ".join(words[max(0, at - 2) : at + 6]))
         governed = terms(" ".join(re.split(r"[,;:.!?]", text[match.end() :])[0].split()[:3]))
-        # only a condition ("without fine-tuning"), not what the claim says of its subject
-        echoed = (
-            match.group().lower() == "without" and bool(governed) and any(governed <= said for said in stated)
-        )
-        count += bool(terms(near) & wanted) and not echoed
+        if cue == "without":
+            # a condition negates only what follows it ("improvements without introducing
+            # parameters" does not deny the improvements), and not when it repeats one stated before
+            near = set() if any(governed <= said for said in stated) else governed
+        count += bool(near & wanted)
     return count % 2 == 1

@@ -576,3 +576,32 @@ def test_a_spelled_number_rivals_a_written_one_only_about_the_same_thing() -> No
     assert check_claim("The base Transformer uses 8 parallel attention heads.", passage).supported
     spelled = "Nine volunteers rated the tool, and twelve volunteers tested its search."
     assert check_claim("Twelve volunteers rated the tool.", spelled).kind == "number"
+
+
+PRUNING = (
+    "We prune the attention heads of a trained encoder. Removing the top layers gives steady speed-ups "
+    "without hurting the accuracy on the held-out tasks. Neither the tokenizer nor the embeddings are "
+    "changed. During the evaluation, the raters were unaware of the model that wrote each summary."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # "without" negates what follows it, not the speed-ups before it
+        ("Removing the top layers gives steady speed-ups.", True),
+        ("Removing the top layers fails to give speed-ups.", False),
+        # "neither … nor" is one negation
+        ("Neither the tokenizer nor the embeddings are changed.", True),
+        ("Neither the tokenizer nor the embeddings are kept as they were.", True),
+        ("The tokenizer and the embeddings are changed.", False),
+        # a negative-prefixed predicate ("were unaware") is a negation
+        ("The raters were not told which model wrote each summary.", True),
+        ("The raters knew which model wrote each summary.", False),
+    ],
+)
+def test_negation_cues_and_their_scope(claim: str, stated: bool) -> None:
+    result = check_claim(claim, PRUNING)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind in ("negation", "direction"), result
