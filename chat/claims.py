@@ -58,6 +58,7 @@ from chat.polarity import names as _names
 from chat.polarity import negated as _negated
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
+from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import word as _word
 from chat.sentences import Sentence, split
 from retrieval.embedder import Embedder, EmbedderError
@@ -182,6 +183,9 @@ def _check(
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
     if _order_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
+    problem = _roles_swapped(claim, window.text)
+    if problem:
+        return fail("direction", problem)
     best_sentence = _best_sentence(window.text, wanted, claim)
     elsewhere = passage.replace(best_sentence, " ")
     if _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted):

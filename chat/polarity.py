@@ -15,6 +15,7 @@ It also holds the name finder the checks share: methods, datasets and models nam
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from chat.number_binding import GREEK as _GREEK
@@ -316,10 +317,10 @@ def _clause_stating(claim: str, window: str) -> str | None:
 
 
 def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
-    """An odd number of negations that govern the claim's words (within a few words of one; the words
-    after it for "without"), "neither … nor" counted once, leaving out a condition the passage states
-    ``elsewhere`` than the sentence held against ("without fine-tuning" against "… without additional
-    fine-tuning" a sentence before)."""
+    """An odd number of negations that govern the claim's words (within a few words of one; only the
+    words after it for "without"), "neither … nor" counted once,
+    leaving out a condition the passage states ``elsewhere`` than the sentence held against ("without
+    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
     words = text.split()
     stated = (
         [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
@@ -338,3 +339,54 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
             near = set() if any(governed <= said for said in stated) else governed
         count += bool(near & wanted)
     return count % 2 == 1
+
+
+_BREAK = re.compile(r"[,;:()]|\b(?:and|but|while|whereas|which|that|to)\b", re.IGNORECASE)
+_WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few as the pattern allows
+_REPLACED = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+replaced\s+(?:with|by)\s+{_WORDS}", re.I)
+_REPLACE = re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_WORDS}\s+(?:with|by)\s+{_WORDS}", re.I)
+_INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", re.I)
+
+
+def roles(text: str) -> list[tuple[set[str], set[str]]]:
+    """What ``text`` keeps and what it drops, as stems: "replace A with B" and "A is replaced by B"
+    keep B and drop A; "B instead of A" (or "rather than", "in place of") keeps B and drops A. Each
+    side is at most four words and stops at a clause break."""
+
+    def side(words: str, *, backwards: bool = False) -> set[str]:
+        parts = _BREAK.split(words)
+        chosen = parts[-1] if backwards else parts[0]
+        picked = chosen.split()[-4:] if backwards else chosen.split()[:4]
+        return {t for t in terms(" ".join(picked)) if not any(c.isdigit() for c in t)}  # numbers aside
+
+    pairs = []
+    for m in _REPLACED.finditer(text):
+        pairs.append((side(m.group(1)), side(text[: m.start()], backwards=True)))
+    for m in _REPLACE.finditer(text):
+        if not re.match(r"(?:with|by)\b", m.group(1), re.I):  # "replaced with B" is the passive's
+            pairs.append((side(m.group(2)), side(m.group(1))))
+    for m in _INSTEAD.finditer(text):
+        pairs.append((side(text[: m.start()], backwards=True), side(text[m.end() :])))
+    return [(kept - dropped, dropped - kept) for kept, dropped in pairs if dropped - kept]
+
+
+def roles_swapped(claim: str, window: str) -> str | None:
+    """The claim keeps what the passage's sentence drops: "replace B with A" against "replace A with
+    B", "B instead of A" against "A instead of B" — or, stating no roles and no negation itself, says
+    what the sentence names only as dropped ("grows quadratically" against "grows linearly, instead of
+    quadratically")."""
+    theirs = roles(window)
+    if not theirs:
+        return None
+    mine = roles(claim)
+    claimed = terms(claim)
+    counts = Counter(term_list(window))
+    for kept, dropped in theirs:
+        for my_kept, my_dropped in mine:
+            if my_kept & dropped and my_dropped & kept and not my_kept & kept:
+                return "the passage gives them the other roles (what it keeps and what it drops)"
+        only_dropped = {t for t in dropped & claimed if counts[t] == 1}
+        if only_dropped and not mine and not kept & claimed and not negated(claim, claimed):
+            said = ", ".join(word(t, window) for t in sorted(only_dropped))
+            return f"the passage names {said} only as what it does not use"
+    return None

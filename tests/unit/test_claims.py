@@ -605,3 +605,27 @@ def test_negation_cues_and_their_scope(claim: str, stated: bool) -> None:
     assert result.supported is stated, result
     if not stated:
         assert result.kind in ("negation", "direction"), result
+
+
+DECODER = (
+    "In the decoder we replace beam search with nucleus sampling, and the GELU activations are replaced "
+    "by SwiGLU. Memory grows logarithmically with the context length, rather than linearly."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The decoder replaces beam search with nucleus sampling.", True),
+        ("The decoder replaces nucleus sampling with beam search.", False),
+        ("In the decoder, SwiGLU is used instead of GELU activations.", True),
+        ("In the decoder, GELU activations are used in place of SwiGLU.", False),
+        ("Memory grows logarithmically with the context length.", True),
+        ("Memory grows linearly with the context length.", False),  # named only as what it does not do
+    ],
+)
+def test_replacements_keep_their_roles(claim: str, stated: bool) -> None:
+    result = check_claim(claim, DECODER)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "direction", result
