@@ -245,7 +245,12 @@ def order_swapped(claim: str, window: str) -> bool:
     nearest before its first comparative word and after it), in the other order (the passive voice
     aside). Where the claim states a number the passage states, the order is judged in that number's
     clause ("BART was more factual than RAG in 7.1% of cases, while RAG was more factual in 42.7%")."""
-    shared = [n for n in names(claim, anywhere=True) if holds_name(window, n)]
+    # a capitalised first word is a name when the passage's sentence writes it as one ("Adam is …")
+    first = re.match(r"[A-Z][a-z]{2,}\b", claim)
+    theirs = {fold(n) for n in names(window, anywhere=True)}
+    lead = [first.group()] if first and fold(first.group()) in theirs else []
+    shared = [n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)]
+    shared = list(dict.fromkeys(shared))
     if len(shared) < 2 or not _directions(claim):
         return False
     a, b = _compared(claim, shared) or (shared[0], shared[1])

@@ -629,3 +629,9 @@ def test_replacements_keep_their_roles(claim: str, stated: bool) -> None:
     assert result.supported is stated, result
     if not stated:
         assert result.kind == "direction", result
+
+
+def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> None:
+    passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
+    assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
+    assert check_claim("Sophia is three times slower per step than Lion.", passage).kind == "direction"
