@@ -59,6 +59,7 @@ from chat.polarity import negated as _negated
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
 from chat.polarity import roles_swapped as _roles_swapped
+from chat.polarity import sides_swapped as _sides_swapped
 from chat.polarity import word as _word
 from chat.sentences import Sentence, split
 from retrieval.embedder import Embedder, EmbedderError
@@ -181,7 +182,7 @@ def _check(
     if swapped:
         said, says = _word(swapped[1], window.text), _word(swapped[0], claim)
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
-    if _order_swapped(claim, window.text):
+    if _order_swapped(claim, window.text) or _sides_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
     problem = _roles_swapped(claim, window.text)
     if problem:

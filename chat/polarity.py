@@ -249,8 +249,7 @@ def order_swapped(claim: str, window: str) -> bool:
     first = re.match(r"[A-Z][a-z]{2,}\b", claim)
     theirs = {fold(n) for n in names(window, anywhere=True)}
     lead = [first.group()] if first and fold(first.group()) in theirs else []
-    shared = [n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)]
-    shared = list(dict.fromkeys(shared))
+    shared = list(dict.fromkeys(n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)))
     if len(shared) < 2 or not _directions(claim):
         return False
     a, b = _compared(claim, shared) or (shared[0], shared[1])
@@ -395,3 +394,46 @@ def roles_swapped(claim: str, window: str) -> str | None:
             said = ", ".join(word(t, window) for t in sorted(only_dropped))
             return f"the passage names {said} only as what it does not use"
     return None
+
+
+_CLAUSE = re.compile(r"[,;:()]|\b(?:that|which|while|whereas|but|and)\b", re.IGNORECASE)
+_AGAINST = re.compile(r"\b(?:than|compared (?:to|with)|over)\b", re.IGNORECASE)
+_VERBS = frozenset(term_list("outperform outperforms outperformed exceed exceeds exceeded underperform"))
+
+
+def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
+    """Each comparison of ``text`` as (direction, the stems of what is compared, of what it is
+    compared with): the words before its comparative word back to a clause break, and those after
+    "than" (or "compared to", or a verb such as "outperforms") up to one; five content words a side."""
+    found = []
+    for m in re.finditer(r"[A-Za-z-]+", text):
+        stems = [t for t in term_list(m.group()) if t in _DIRECTION]
+        if not stems:
+            continue
+        after = text[m.end() :]
+        against = _AGAINST.search(after)
+        if against and len(after[: against.start()].split()) <= 4:
+            after = after[against.end() :]
+        elif stems[0] not in _VERBS:
+            continue
+        mine = set(term_list(_CLAUSE.split(text[: m.start()])[-1])[-5:])
+        theirs = set(term_list(_CLAUSE.split(after)[0])[:5])
+        found.append((_DIRECTION[stems[0]], mine - theirs, theirs - mine))
+    return found
+
+
+def sides_swapped(claim: str, window: str) -> bool:
+    """ "A is more stable than B" against "B is more stable than A" when A and B are not names (those
+    are :func:`order_swapped`'s): the claim's two sides hold more of the words of the passage's two
+    sides crosswise than (or as many as) in order, each side some, and the comparison goes the same way."""
+    mine = _sides(claim)
+    if len(mine) != 1 or len([n for n in names(claim, anywhere=True) if holds_name(window, n)]) >= 2:
+        return False
+    way, left, right = mine[0]
+    best = None
+    for their_way, their_left, their_right in _sides(window):
+        straight = len(left & their_left) + len(right & their_right)
+        cross = len(left & their_right) + len(right & their_left)
+        if best is None or straight + cross > best[0] + best[1]:
+            best = (straight, cross, their_way, bool(left & their_right and right & their_left))
+    return best is not None and best[1] >= best[0] and best[3] and best[2] == way

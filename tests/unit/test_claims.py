@@ -635,3 +635,14 @@ def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> N
     passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
     assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
     assert check_claim("Sophia is three times slower per step than Lion.", passage).kind == "direction"
+
+
+def test_the_two_sides_of_a_comparison_keep_their_order_when_they_are_not_names() -> None:
+    passage = (
+        "In our runs, a cosine learning-rate schedule was more robust than a constant schedule across "
+        "all seeds. Larger batches helped little."
+    )
+    stated = "Across all seeds, a cosine learning-rate schedule was more robust than a constant schedule."
+    assert check_claim(stated, passage).supported
+    swapped = "Across all seeds, a constant learning-rate schedule was more robust than a cosine schedule."
+    assert check_claim(swapped, passage).kind == "direction"
