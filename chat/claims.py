@@ -60,6 +60,7 @@ from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
 from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
+from chat.polarity import superlative_swapped as _superlative_swapped
 from chat.polarity import word as _word
 from chat.sentences import Sentence, split
 from retrieval.embedder import Embedder, EmbedderError
@@ -184,7 +185,8 @@ def _check(
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
     if _order_swapped(claim, window.text) or _sides_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
-    problem = _roles_swapped(claim, window.text)
+    sentences = [w.text for w in windows[:singles]]
+    problem = _roles_swapped(claim, window.text) or _superlative_swapped(claim, sentences)
     if problem:
         return fail("direction", problem)
     best_sentence = _best_sentence(window.text, wanted, claim)

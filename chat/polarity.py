@@ -437,3 +437,36 @@ def sides_swapped(claim: str, window: str) -> bool:
         if best is None or straight + cross > best[0] + best[1]:
             best = (straight, cross, their_way, bool(left & their_right and right & their_left))
     return best is not None and best[1] >= best[0] and best[3] and best[2] == way
+
+
+_SUPERLATIVE = re.compile(
+    r"\b(?:best|worst|most|least|biggest|largest|smallest|highest|lowest|greatest|fastest|slowest"
+    r"|strongest|weakest|longest|shortest)\s+([A-Za-z-]+)",
+    re.IGNORECASE,
+)
+
+
+def superlative_swapped(claim: str, sentences: Sequence[str]) -> str | None:
+    """ "Scaling the width gives the biggest gains" against "scaling the depth results in the biggest
+    gains": the passage's sentence with the claim's superlative and noun says it of a subject that
+    shares some of the claim's subject words but not a word of it the passage states elsewhere."""
+    m = _SUPERLATIVE.search(claim)
+    if not m:
+        return None
+    noun = set(term_list(m.group(1)))
+    subject = terms(_CLAUSE.split(claim[: m.start()])[-1])
+    said = []
+    for text in sentences:
+        for theirs in _SUPERLATIVE.finditer(text):
+            if theirs.group().split()[0].lower() == m.group().split()[0].lower() and noun & set(
+                term_list(theirs.group(1))
+            ):
+                said.append((text, terms(_CLAUSE.split(text[: theirs.start()])[-1])))
+    if not said or any(subject <= terms(text) for text, _ in said):
+        return None
+    elsewhere = set().union(*(terms(t) for t in sentences if all(t != s for s, _ in said)))
+    for _, their_subject in said:
+        moved = (subject - their_subject) & elsewhere
+        if subject & their_subject and moved and their_subject - subject:
+            return f"the passage says {m.group()!r} of {', '.join(sorted(their_subject - subject))}"
+    return None
