@@ -56,6 +56,7 @@ from chat.polarity import fold as _fold
 from chat.polarity import holds_name as _holds_name
 from chat.polarity import names as _names
 from chat.polarity import negated as _negated
+from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
 from chat.polarity import roles_swapped as _roles_swapped
@@ -186,7 +187,11 @@ def _check(
     if _order_swapped(claim, window.text) or _sides_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
     sentences = [w.text for w in windows[:singles]]
-    problem = _roles_swapped(claim, window.text) or _superlative_swapped(claim, sentences)
+    problem = (
+        _roles_swapped(claim, window.text)
+        or _superlative_swapped(claim, sentences)
+        or _numbers_compared(claim, passage)
+    )
     if problem:
         return fail("direction", problem)
     best_sentence = _best_sentence(window.text, wanted, claim)

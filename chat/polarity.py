@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 from chat.number_binding import GREEK as _GREEK
 from chat.number_binding import NOT_A_VALUE
+from chat.number_binding import Value as _Value
+from chat.number_binding import comparable as _comparable
 from chat.number_binding import rounds_to as _rounds_to
 from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
@@ -396,7 +398,7 @@ def roles_swapped(claim: str, window: str) -> str | None:
     return None
 
 
-_CLAUSE = re.compile(r"[,;:()]|\b(?:that|which|while|whereas|but|and)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:](?!\d)|[()]|\b(?:that|which|while|whereas|but|and)\b", re.IGNORECASE)
 _AGAINST = re.compile(r"\b(?:than|compared (?:to|with)|over)\b", re.IGNORECASE)
 _VERBS = frozenset(term_list("outperform outperforms outperformed exceed exceeds exceeded underperform"))
 
@@ -412,12 +414,12 @@ def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
             continue
         after = text[m.end() :]
         against = _AGAINST.search(after)
-        if against and len(after[: against.start()].split()) <= 4:
+        if against and len(after[: against.start()].split()) <= 6:
             after = after[against.end() :]
         elif stems[0] not in _VERBS:
             continue
-        mine = set(term_list(_CLAUSE.split(text[: m.start()])[-1])[-5:])
-        theirs = set(term_list(_CLAUSE.split(after)[0])[:5])
+        mine = set([t for t in term_list(_CLAUSE.split(text[: m.start()])[-1]) if not t.isdigit()][-5:])
+        theirs = set([t for t in term_list(_CLAUSE.split(after)[0]) if not t.isdigit()][:5])
         found.append((_DIRECTION[stems[0]], mine - theirs, theirs - mine))
     return found
 
@@ -469,4 +471,58 @@ def superlative_swapped(claim: str, sentences: Sequence[str]) -> str | None:
         moved = (subject - their_subject) & elsewhere
         if subject & their_subject and moved and their_subject - subject:
             return f"the passage says {m.group()!r} of {', '.join(sorted(their_subject - subject))}"
+    return None
+
+
+_QUANTITY = frozenset(term_list("higher more larger greater lower less fewer smaller"))
+_QUALITY = frozenset(term_list("outperform outperforms outperformed better worse underperform underperforms"))
+_LOWER_IS_BETTER = frozenset(term_list("error loss perplexity wer latency time"))
+
+
+def numbers_compared(claim: str, passage: str) -> str | None:
+    """ "A outperforms B" (or "A has a smaller share than B") where the passage gives each side a
+    number and the numbers go the other way: a passage number belongs to the side more of whose words
+    stand among the ten before it in its sentence; of the numbers of one kind and unit, the pair bound
+    most tightly (the first on a tie) is compared; numbers the claim states (its conditions) are no
+    side's. A quality word ("outperforms", "better") is not judged when the passage speaks of an
+    error, loss, perplexity or time (lower may be better)."""
+    way, word = None, ""
+    for m in re.finditer(r"[A-Za-z-]+", claim):
+        stems = [t for t in term_list(m.group()) if t in _QUANTITY | _QUALITY]
+        if stems:
+            way, word = _DIRECTION[stems[0]], stems[0]
+            break
+    sides = _sides(claim)
+    if way is None or len(sides) != 1 or not sides[0][1] or not sides[0][2]:
+        return None
+    _, left, right = sides[0]
+    mine = _values(claim)[1]
+    toks = _tokens(passage)
+    found: dict[str, list[tuple[int, _Value]]] = {"left": [], "right": []}
+    for v in _values(passage)[1]:
+        if v.unit in ("word", "±") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
+            continue
+        lo = v.start
+        while lo > max(0, v.start - 10) and not re.search(r"(?<![A-Z\d])[.!?]$", toks[lo - 1]):
+            lo -= 1
+        near = {t for w in toks[lo : v.start] for t in term_list(w)}
+        score = len(near & left) - len(near & right)
+        if score:
+            found["left" if score > 0 else "right"].append((abs(score), v))
+    pairs = [
+        (sa + sb, -a.start, a, b)
+        for sa, a in found["left"]
+        for sb, b in found["right"]
+        if _comparable(a, b) and a.unit == b.unit
+    ]
+    if not pairs:
+        return None
+    _, _, a, b = max(pairs, key=lambda p: (p[0], p[1], -p[3].start))
+    if a.value == b.value:
+        return None
+    said = 1 if a.value > b.value else -1
+    if word in _QUALITY and _LOWER_IS_BETTER & {t for w in toks for t in term_list(w)}:
+        return None  # which way is better is not sure
+    if said != way:
+        return f"the passage gives {a.text} against {b.text}"
     return None

@@ -655,3 +655,14 @@ def test_a_superlative_is_said_of_the_passage_s_own_subject() -> None:
     )
     assert check_claim("Tuning the warmup length produced the largest gains.", passage).supported
     assert check_claim("Tuning the weight decay produced the largest gains.", passage).kind == "direction"
+
+
+def test_a_comparison_agrees_with_the_numbers_the_passage_gives_each_side() -> None:
+    passage = (
+        "After pruning half of its heads, the compact tagger reaches 91.2% accuracy. For reference, a dense "
+        "tagger trained on the same 20,000 sentences reaches 88.4% accuracy."
+    )
+    stated = "The compact tagger outperforms the dense tagger trained on 20,000 sentences."
+    assert check_claim(stated, passage).supported
+    swapped = "The dense tagger trained on 20,000 sentences outperforms the compact tagger."
+    assert check_claim(swapped, passage).kind == "direction"
