@@ -51,6 +51,18 @@ from chat.number_binding import rounds_to as _rounds_to
 from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
 from chat.number_binding import values as _values
+from chat.polarity import antonym as _antonym
+from chat.polarity import fold as _fold
+from chat.polarity import holds_name as _holds_name
+from chat.polarity import names as _names
+from chat.polarity import negated as _negated
+from chat.polarity import numbers_compared as _numbers_compared
+from chat.polarity import opposed as _opposed
+from chat.polarity import order_swapped as _order_swapped
+from chat.polarity import roles_swapped as _roles_swapped
+from chat.polarity import sides_swapped as _sides_swapped
+from chat.polarity import superlative_swapped as _superlative_swapped
+from chat.polarity import word as _word
 from chat.sentences import Sentence, split
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import term_list, terms
@@ -71,145 +83,6 @@ _PREPOSITIONS = frozenset(
     ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
 )
 _GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
-_NAME = re.compile(
-    r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
-)
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b", re.IGNORECASE
-)
-_UP = [
-    "higher",
-    "more",
-    "larger",
-    "greater",
-    "better",
-    "faster",
-    "increase",
-    "increases",
-    "increased",
-    "increasing",
-    "improve",
-    "improves",
-    "improved",
-    "improving",
-    "outperform",
-    "outperforms",
-    "outperformed",
-    "exceed",
-    "exceeds",
-    "exceeded",
-    "above",
-    "gain",
-    "gains",
-    "boost",
-    "boosts",
-    "superior",
-    "longer",
-    "deeper",
-    "stronger",
-]
-_DOWN = [
-    "lower",
-    "less",
-    "fewer",
-    "smaller",
-    "worse",
-    "slower",
-    "decrease",
-    "decreases",
-    "decreased",
-    "decreasing",
-    "reduce",
-    "reduces",
-    "reduced",
-    "reducing",
-    "underperform",
-    "underperforms",
-    "underperformed",
-    "below",
-    "drop",
-    "drops",
-    "dropped",
-    "degrade",
-    "degrades",
-    "degraded",
-    "inferior",
-    "shorter",
-    "shallower",
-    "weaker",
-    "hurt",
-    "hurts",
-]
-_ANTONYMS = [
-    ("high", "low"),
-    ("linear", "quadrat"),
-    ("most", "least"),
-    ("greater", "least"),
-    ("increas", "decreas"),
-    ("trainabl", "frozen"),
-    ("filter", "unfilt"),
-    ("keep", "discard"),
-    ("superv", "unsuperv"),
-    ("posit", "negat"),
-    ("best", "worst"),
-    ("first", "last"),
-    ("larg", "small"),
-    ("long", "short"),
-    ("same", "differ"),
-    ("independ", "joint"),
-    ("easi", "harder"),
-    ("success", "fail"),
-    ("includ", "exclud"),
-    ("before", "after"),
-    ("earli", "later"),
-    ("major", "minor"),
-    ("maximum", "minimum"),
-    ("open", "close"),
-    ("valid", "test"),  # a validation figure is not a test figure (and the other way round)
-]  # stems (the lexical tokenizer's), each pair a word and its opposite
-_DIRECTION = {t: 1 for w in _UP for t in term_list(w)} | {t: -1 for w in _DOWN for t in term_list(w)}
-_COMMON_CAPITALS = frozenset(
-    [
-        "the",
-        "this",
-        "that",
-        "these",
-        "those",
-        "we",
-        "our",
-        "it",
-        "its",
-        "in",
-        "on",
-        "of",
-        "for",
-        "with",
-        "by",
-        "to",
-        "a",
-        "an",
-        "as",
-        "at",
-        "from",
-        "and",
-        "or",
-        "but",
-        "however",
-        "also",
-        "their",
-        "they",
-        "table",
-        "figure",
-        "section",
-        "appendix",
-        "each",
-        "both",
-        "all",
-        "when",
-        "while",
-        "which",
-    ]
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +185,16 @@ def _check(
     if swapped:
         said, says = _word(swapped[1], window.text), _word(swapped[0], claim)
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
-    if _order_swapped(claim, window.text):
+    if _order_swapped(claim, window.text) or _sides_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
+    sentences = [w.text for w in windows[:singles]]
+    problem = (
+        _roles_swapped(claim, window.text)
+        or _superlative_swapped(claim, sentences)
+        or _numbers_compared(claim, passage)
+    )
+    if problem:
+        return fail("direction", problem)
     best_sentence = _best_sentence(window.text, wanted, claim)
     elsewhere = passage.replace(best_sentence, " ")
     if _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted):
@@ -632,153 +513,6 @@ def _parts(name: str) -> list[str]:
     ]
 
 
-# -- names, direction, negation ---------------------------------------------------------------------
-
-
-def _names(text: str, *, anywhere: bool = False) -> list[str]:
-    """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
-    sentence (at its start only with ``anywhere``... never common function words)."""
-    found = []
-    for match in _NAME.finditer(NOT_A_VALUE.sub(" ", text)):
-        name = match.group().strip(".-")
-        if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
-            continue
-        plain = name.isalpha() and name[0].isupper() and name[1:].islower()
-        if plain and not _is_proper(text, match.start()):
-            continue
-        found.append(name)
-    return list(dict.fromkeys(found))
-
-
-def _is_proper(text: str, at: int) -> bool:
-    """A capitalised word in mid-sentence (not after a full stop or colon) is a name."""
-    before = text[:at].rstrip()
-    return bool(before) and before[-1] not in ".:!?"
-
-
-def _fold(text: str) -> str:
-    return re.sub(r"[\s\-–_/'’]+", "", text.lower().translate(_GREEK))
-
-
-def _holds_name(text: str, name: str) -> bool:
-    return _fold(name) in _fold(text)
-
-
-def _directions(text: str) -> set[int]:
-    """The directions of the comparisons in ``text`` (1 up, -1 down); "not" before one turns it."""
-    found = set()
-    words = text.lower().split()
-    for i, word in enumerate(words):
-        for t in term_list(word):
-            if t in _DIRECTION:
-                negated = any(
-                    w in ("not", "no", "never") or w.endswith("n't") for w in words[max(0, i - 3) : i]
-                )
-                found.add(-_DIRECTION[t] if negated else _DIRECTION[t])
-    return found
-
-
-def _word(stem: str, text: str) -> str:
-    """The first word of ``text`` with this stem, as written ("validation" for "valid"): what a
-    reader is shown; the stem itself when none is found."""
-    for word in re.findall(r"[^\W\d_][\w-]*", text):
-        if term_list(word) == [stem]:
-            return word
-    return stem
-
-
-def _antonym(mine: set[str], theirs: set[str]) -> tuple[str, str] | None:
-    """A word of the claim's (stems ``mine``) whose opposite the passage's sentence says instead
-    (stems ``theirs``), and not the word."""
-    for a, b in _ANTONYMS:
-        for word, opposite in ((a, b), (b, a)):
-            if word in mine and opposite in theirs and word not in theirs and opposite not in mine:
-                return word, opposite
-    return None
-
-
-def _opposed(claim: str, window: str) -> bool:
-    """The claim compares one way, the passage's sentence only the other way."""
-    mine, theirs = _directions(claim), _directions(window)
-    return len(mine) == 1 and bool(theirs) and not mine & theirs
-
-
-def _order_swapped(claim: str, window: str) -> bool:
-    """ "A outperforms B" against "B outperforms A": the two names around the claim's comparison (the
-    nearest before its first comparative word and after it), in the other order (the passive voice
-    aside). Where the claim states a number the passage states, the order is judged in that number's
-    clause ("BART was more factual than RAG in 7.1% of cases, while RAG was more factual in 42.7%")."""
-    names = [n for n in _names(claim, anywhere=True) if _holds_name(window, n)]
-    if len(names) < 2 or not _directions(claim):
-        return False
-    a, b = _compared(claim, names) or (names[0], names[1])
-    text = _clause_stating(claim, window) or window
-    if _passive(claim, a, b) or _passive(text, a, b):
-        return False
-    a, b = _fold(a), _fold(b)
-    fa, fb = _fold(claim), _fold(text)
-    if a not in fb or b not in fb:
-        return False
-    return (fa.find(a) < fa.find(b)) != (fb.find(a) < fb.find(b))
-
-
-def _passive(text: str, a: str, b: str) -> bool:
-    """ "… is outperformed by …" between the two names (not elsewhere in the text)."""
-    i, j = sorted((_fold_find(text, a), _fold_find(text, b)))
-    return i >= 0 and bool(re.search(r"\w+ed by\b", text[i:j]))
-
-
-def _fold_find(text: str, name: str) -> int:
-    """Where ``name`` begins in ``text`` (ignoring case, spaces and hyphens), -1 if nowhere."""
-    key = _fold(name)
-    for m in re.finditer(r"\S", text):
-        if _fold(text[m.start() : m.start() + 3 * len(name) + 8]).startswith(key):
-            return m.start()
-    return -1
-
-
-def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
-    """The names nearest before and after the claim's first comparative word ("the BM25 baseline
-    outperforms DPR": BM25, DPR)."""
-    lowered = claim.lower()
-    at = next(
-        (
-            m.start()
-            for m in re.finditer(r"[a-z]+", lowered)
-            if any(t in _DIRECTION for t in term_list(m.group()))
-        ),
-        None,
-    )
-    if at is None:
-        return None
-    where = {n: claim.find(n) for n in names}
-    before = [n for n in names if 0 <= where[n] < at]
-    after = [n for n in names if where[n] > at]
-    if not before or not after:
-        return None
-    return max(before, key=lambda n: where[n]), min(after, key=lambda n: where[n])
-
-
-def _clause_stating(claim: str, window: str) -> str | None:
-    """The clause of ``window`` that states one of the claim's numbers (between clause breaks and
-    words that join clauses), or None."""
-    mine = _values(claim)[1]
-    toks = _tokens(window)
-    for v in _values(window)[1]:
-        if not any(_same(v, m) or _rounds_to(v, m) for m in mine if m.unit != "word"):
-            continue
-        lo = v.start
-        while (
-            lo > 0 and toks[lo - 1][-1] not in ",;:." and toks[lo].lower() not in ("while", "whereas", "but")
-        ):
-            lo -= 1
-        hi = v.start
-        while hi < len(toks) - 1 and toks[hi][-1] not in ",;:.":
-            hi += 1
-        return " ".join(toks[lo : hi + 1])
-    return None
-
-
 def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
     """Of a window of two sentences, the one the claim rests on: the one stating the claim's
     numbers, else the one holding more of its words."""
@@ -793,24 +527,3 @@ def _best_sentence(window: str, wanted: set[str], claim: str) -> str:
         return len(wanted & terms(text)) + (10 if states else 0)
 
     return max(parts, key=lambda p: weight(p.text)).text if parts else window
-
-
-def _negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
-    """An odd number of negations that govern the claim's words (within a few words of one), leaving
-    out a condition the passage states ``elsewhere`` than the sentence held against ("without
-    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
-    words = text.split()
-    stated = (
-        [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
-    )
-    count = 0
-    for match in _NEGATION.finditer(text):
-        at = len(text[: match.start()].split())
-        near = " ".join(words[max(0, at - 2) : at + 6])
-        governed = terms(" ".join(re.split(r"[,;:.!?]", text[match.end() :])[0].split()[:3]))
-        # only a condition ("without fine-tuning"), not what the claim says of its subject
-        echoed = (
-            match.group().lower() == "without" and bool(governed) and any(governed <= said for said in stated)
-        )
-        count += bool(terms(near) & wanted) and not echoed
-    return count % 2 == 1

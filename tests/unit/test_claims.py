@@ -647,3 +647,93 @@ def test_two_numbers_of_the_claim_swapped_with_each_other_are_caught() -> None:
     assert check_claim(
         "The training split has 9,000 samples, against 350 in the test split.", other
     ).supported
+
+
+PRUNING = (
+    "We prune the attention heads of a trained encoder. Removing the top layers gives steady speed-ups "
+    "without hurting the accuracy on the held-out tasks. Neither the tokenizer nor the embeddings are "
+    "changed. During the evaluation, the raters were unaware of the model that wrote each summary."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # "without" negates what follows it, not the speed-ups before it
+        ("Removing the top layers gives steady speed-ups.", True),
+        ("Removing the top layers fails to give speed-ups.", False),
+        # "neither … nor" is one negation
+        ("Neither the tokenizer nor the embeddings are changed.", True),
+        ("Neither the tokenizer nor the embeddings are kept as they were.", True),
+        ("The tokenizer and the embeddings are changed.", False),
+        # a negative-prefixed predicate ("were unaware") is a negation
+        ("The raters were not told which model wrote each summary.", True),
+        ("The raters knew which model wrote each summary.", False),
+    ],
+)
+def test_negation_cues_and_their_scope(claim: str, stated: bool) -> None:
+    result = check_claim(claim, PRUNING)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind in ("negation", "direction"), result
+
+
+DECODER = (
+    "In the decoder we replace beam search with nucleus sampling, and the GELU activations are replaced "
+    "by SwiGLU. Memory grows logarithmically with the context length, rather than linearly."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The decoder replaces beam search with nucleus sampling.", True),
+        ("The decoder replaces nucleus sampling with beam search.", False),
+        ("In the decoder, SwiGLU is used instead of GELU activations.", True),
+        ("In the decoder, GELU activations are used in place of SwiGLU.", False),
+        ("Memory grows logarithmically with the context length.", True),
+        ("Memory grows linearly with the context length.", False),  # named only as what it does not do
+    ],
+)
+def test_replacements_keep_their_roles(claim: str, stated: bool) -> None:
+    result = check_claim(claim, DECODER)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "direction", result
+
+
+def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> None:
+    passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
+    assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
+    assert check_claim("Sophia is three times slower per step than Lion.", passage).kind == "direction"
+
+
+def test_the_two_sides_of_a_comparison_keep_their_order_when_they_are_not_names() -> None:
+    passage = (
+        "In our runs, a cosine learning-rate schedule was more robust than a constant schedule across "
+        "all seeds. Larger batches helped little."
+    )
+    stated = "Across all seeds, a cosine learning-rate schedule was more robust than a constant schedule."
+    assert check_claim(stated, passage).supported
+    swapped = "Across all seeds, a constant learning-rate schedule was more robust than a cosine schedule."
+    assert check_claim(swapped, passage).kind == "direction"
+
+
+def test_a_superlative_is_said_of_the_passage_s_own_subject() -> None:
+    passage = (
+        "We varied the optimiser settings one at a time. Tuning the warmup length produced the largest "
+        "gains on every benchmark. Tuning the weight decay changed little."
+    )
+    assert check_claim("Tuning the warmup length produced the largest gains.", passage).supported
+    assert check_claim("Tuning the weight decay produced the largest gains.", passage).kind == "direction"
+
+
+def test_a_comparison_agrees_with_the_numbers_the_passage_gives_each_side() -> None:
+    passage = (
+        "After pruning half of its heads, the compact tagger reaches 91.2% accuracy. For reference, a dense "
+        "tagger trained on the same 20,000 sentences reaches 88.4% accuracy."
+    )
+    stated = "The compact tagger outperforms the dense tagger trained on 20,000 sentences."
+    assert check_claim(stated, passage).supported
+    swapped = "The dense tagger trained on 20,000 sentences outperforms the compact tagger."
+    assert check_claim(swapped, passage).kind == "direction"

@@ -1,0 +1,528 @@
+"""Negation, direction and the order of the things compared, for :mod:`chat.claims`.
+
+A claim that a passage's sentence otherwise states is still not stated when it turns the sentence's
+meaning round:
+
+- **negation** must agree: "does not need" against "needs", "neither … nor" as one negation, a
+  negative-prefixed predicate ("were unaware") as "were not aware";
+- **direction**: a comparison ("higher", "outperforms", "fewer") must agree with the passage's;
+- **order and roles**: the two things compared in the same order ("A outperforms B" against "B
+  outperforms A"), and the same roles in a replacement ("replace A with B", "A instead of B").
+
+It also holds the name finder the checks share: methods, datasets and models named in a text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from chat.number_binding import GREEK as _GREEK
+from chat.number_binding import NOT_A_VALUE
+from chat.number_binding import Value as _Value
+from chat.number_binding import comparable as _comparable
+from chat.number_binding import rounds_to as _rounds_to
+from chat.number_binding import same as _same
+from chat.number_binding import tokens as _tokens
+from chat.number_binding import values as _values
+from retrieval.evidence import term_list, terms
+
+_NAME = re.compile(
+    r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
+)
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # a negative-prefixed predicate: "were unaware", "is non-trivial", "remains largely unexplored"
+    # (not "under", "until", "unless", "unique", "unit", "union", "universal", "uniform", "unify")
+    r"|\b(?:is|are|was|were|be|been|being|remains?|remained)\s+(?:[a-z]+ly\s+)?"
+    r"(?:un(?!der|til|less|i(?:t|on|que|vers|form|fi|fy|son))|non-?)[a-z]{3,}",
+    re.IGNORECASE,
+)
+_UP = [
+    "higher",
+    "more",
+    "larger",
+    "greater",
+    "better",
+    "faster",
+    "increase",
+    "increases",
+    "increased",
+    "increasing",
+    "improve",
+    "improves",
+    "improved",
+    "improving",
+    "outperform",
+    "outperforms",
+    "outperformed",
+    "exceed",
+    "exceeds",
+    "exceeded",
+    "above",
+    "gain",
+    "gains",
+    "boost",
+    "boosts",
+    "superior",
+    "longer",
+    "deeper",
+    "stronger",
+]
+_DOWN = [
+    "lower",
+    "less",
+    "fewer",
+    "smaller",
+    "worse",
+    "slower",
+    "decrease",
+    "decreases",
+    "decreased",
+    "decreasing",
+    "reduce",
+    "reduces",
+    "reduced",
+    "reducing",
+    "underperform",
+    "underperforms",
+    "underperformed",
+    "below",
+    "drop",
+    "drops",
+    "dropped",
+    "degrade",
+    "degrades",
+    "degraded",
+    "inferior",
+    "shorter",
+    "shallower",
+    "weaker",
+    "hurt",
+    "hurts",
+]
+_ANTONYMS = [
+    ("high", "low"),
+    ("linear", "quadrat"),
+    ("most", "least"),
+    ("greater", "least"),
+    ("increas", "decreas"),
+    ("trainabl", "frozen"),
+    ("filter", "unfilt"),
+    ("keep", "discard"),
+    ("superv", "unsuperv"),
+    ("posit", "negat"),
+    ("best", "worst"),
+    ("first", "last"),
+    ("larg", "small"),
+    ("long", "short"),
+    ("same", "differ"),
+    ("independ", "joint"),
+    ("easi", "harder"),
+    ("success", "fail"),
+    ("includ", "exclud"),
+    ("before", "after"),
+    ("earli", "later"),
+    ("major", "minor"),
+    ("maximum", "minimum"),
+    ("open", "close"),
+    ("valid", "test"),  # a validation figure is not a test figure (and the other way round)
+]  # stems (the lexical tokenizer's), each pair a word and its opposite
+_DIRECTION = {t: 1 for w in _UP for t in term_list(w)} | {t: -1 for w in _DOWN for t in term_list(w)}
+_COMMON_CAPITALS = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "we",
+        "our",
+        "it",
+        "its",
+        "in",
+        "on",
+        "of",
+        "for",
+        "with",
+        "by",
+        "to",
+        "a",
+        "an",
+        "as",
+        "at",
+        "from",
+        "and",
+        "or",
+        "but",
+        "however",
+        "also",
+        "their",
+        "they",
+        "table",
+        "figure",
+        "section",
+        "appendix",
+        "each",
+        "both",
+        "all",
+        "when",
+        "while",
+        "which",
+    ]
+)
+
+
+def names(text: str, *, anywhere: bool = False) -> list[str]:
+    """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
+    sentence (at its start only with ``anywhere``... never common function words)."""
+    found = []
+    for match in _NAME.finditer(NOT_A_VALUE.sub(" ", text)):
+        name = match.group().strip(".-")
+        if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
+            continue
+        plain = name.isalpha() and name[0].isupper() and name[1:].islower()
+        if plain and not _is_proper(text, match.start()):
+            continue
+        found.append(name)
+    return list(dict.fromkeys(found))
+
+
+def _is_proper(text: str, at: int) -> bool:
+    """A capitalised word in mid-sentence (not after a full stop or colon) is a name."""
+    before = text[:at].rstrip()
+    return bool(before) and before[-1] not in ".:!?"
+
+
+def fold(text: str) -> str:
+    return re.sub(r"[\s\-–_/'’]+", "", text.lower().translate(_GREEK))
+
+
+def holds_name(text: str, name: str) -> bool:
+    return fold(name) in fold(text)
+
+
+def _directions(text: str) -> set[int]:
+    """The directions of the comparisons in ``text`` (1 up, -1 down); "not" before one turns it."""
+    found = set()
+    words = text.lower().split()
+    for i, word in enumerate(words):
+        for t in term_list(word):
+            if t in _DIRECTION:
+                negated = any(
+                    w in ("not", "no", "never") or w.endswith("n't") for w in words[max(0, i - 3) : i]
+                )
+                found.add(-_DIRECTION[t] if negated else _DIRECTION[t])
+    return found
+
+
+def word(stem: str, text: str) -> str:
+    """The first word of ``text`` with this stem, as written ("validation" for "valid"): what a
+    reader is shown; the stem itself when none is found."""
+    for word in re.findall(r"[^\W\d_][\w-]*", text):
+        if term_list(word) == [stem]:
+            return word
+    return stem
+
+
+def antonym(mine: set[str], theirs: set[str]) -> tuple[str, str] | None:
+    """A word of the claim's (stems ``mine``) whose opposite the passage's sentence says instead
+    (stems ``theirs``), and not the word."""
+    for a, b in _ANTONYMS:
+        for word, opposite in ((a, b), (b, a)):
+            if word in mine and opposite in theirs and word not in theirs and opposite not in mine:
+                return word, opposite
+    return None
+
+
+def opposed(claim: str, window: str) -> bool:
+    """The claim compares one way, the passage's sentence only the other way."""
+    mine, theirs = _directions(claim), _directions(window)
+    return len(mine) == 1 and bool(theirs) and not mine & theirs
+
+
+def order_swapped(claim: str, window: str) -> bool:
+    """ "A outperforms B" against "B outperforms A": the two names around the claim's comparison (the
+    nearest before its first comparative word and after it), in the other order (the passive voice
+    aside). Where the claim states a number the passage states, the order is judged in that number's
+    clause ("BART was more factual than RAG in 7.1% of cases, while RAG was more factual in 42.7%")."""
+    # a capitalised first word is a name when the passage's sentence writes it as one ("Adam is …")
+    first = re.match(r"[A-Z][a-z]{2,}\b", claim)
+    theirs = {fold(n) for n in names(window, anywhere=True)}
+    lead = [first.group()] if first and fold(first.group()) in theirs else []
+    shared = list(dict.fromkeys(n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)))
+    if len(shared) < 2 or not _directions(claim):
+        return False
+    a, b = _compared(claim, shared) or (shared[0], shared[1])
+    text = _clause_stating(claim, window) or window
+    if _passive(claim, a, b) or _passive(text, a, b):
+        return False
+    a, b = fold(a), fold(b)
+    fa, fb = fold(claim), fold(text)
+    if a not in fb or b not in fb:
+        return False
+    return (fa.find(a) < fa.find(b)) != (fb.find(a) < fb.find(b))
+
+
+def _passive(text: str, a: str, b: str) -> bool:
+    """ "… is outperformed by …" between the two names (not elsewhere in the text)."""
+    i, j = sorted((_fold_find(text, a), _fold_find(text, b)))
+    return i >= 0 and bool(re.search(r"\w+ed by\b", text[i:j]))
+
+
+def _fold_find(text: str, name: str) -> int:
+    """Where ``name`` begins in ``text`` (ignoring case, spaces and hyphens), -1 if nowhere."""
+    key = fold(name)
+    for m in re.finditer(r"\S", text):
+        if fold(text[m.start() : m.start() + 3 * len(name) + 8]).startswith(key):
+            return m.start()
+    return -1
+
+
+def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """The names nearest before and after the claim's first comparative word ("the BM25 baseline
+    outperforms DPR": BM25, DPR)."""
+    lowered = claim.lower()
+    at = next(
+        (
+            m.start()
+            for m in re.finditer(r"[a-z]+", lowered)
+            if any(t in _DIRECTION for t in term_list(m.group()))
+        ),
+        None,
+    )
+    if at is None:
+        return None
+    where = {n: claim.find(n) for n in names}
+    before = [n for n in names if 0 <= where[n] < at]
+    after = [n for n in names if where[n] > at]
+    if not before or not after:
+        return None
+    return max(before, key=lambda n: where[n]), min(after, key=lambda n: where[n])
+
+
+def _clause_stating(claim: str, window: str) -> str | None:
+    """The clause of ``window`` that states one of the claim's numbers (between clause breaks and
+    words that join clauses), or None."""
+    mine = _values(claim)[1]
+    toks = _tokens(window)
+    for v in _values(window)[1]:
+        if not any(_same(v, m) or _rounds_to(v, m) for m in mine if m.unit != "word"):
+            continue
+        lo = v.start
+        while (
+            lo > 0 and toks[lo - 1][-1] not in ",;:." and toks[lo].lower() not in ("while", "whereas", "but")
+        ):
+            lo -= 1
+        hi = v.start
+        while hi < len(toks) - 1 and toks[hi][-1] not in ",;:.":
+            hi += 1
+        return " ".join(toks[lo : hi + 1])
+    return None
+
+
+def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
+    """An odd number of negations that govern the claim's words (within a few words of one; only the
+    words after it for "without"), "neither … nor" counted once,
+    leaving out a condition the passage states ``elsewhere`` than the sentence held against ("without
+    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
+    words = text.split()
+    stated = (
+        [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
+    )
+    count = 0
+    for match in _NEGATION.finditer(text):
+        cue = match.group().lower()
+        if cue == "nor" and re.search(r"\bneither\b", text[: match.start()], re.IGNORECASE):
+            continue  # "neither A nor B" is one negation
+        at = len(text[: match.start()].split())
+        near = terms(" ".join(words[max(0, at - 2) : at + 6]))
+        governed = terms(" ".join(re.split(r"[,;:.!?]", text[match.end() :])[0].split()[:3]))
+        if cue == "without":
+            # a condition negates only what follows it ("improvements without introducing
+            # parameters" does not deny the improvements), and not when it repeats one stated before
+            near = set() if any(governed <= said for said in stated) else governed
+        count += bool(near & wanted)
+    return count % 2 == 1
+
+
+_BREAK = re.compile(r"[,;:()]|\b(?:and|but|while|whereas|which|that|to)\b", re.IGNORECASE)
+_WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few as the pattern allows
+_REPLACED = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+replaced\s+(?:with|by)\s+{_WORDS}", re.I)
+_REPLACE = re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_WORDS}\s+(?:with|by)\s+{_WORDS}", re.I)
+_INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", re.I)
+
+
+def roles(text: str) -> list[tuple[set[str], set[str]]]:
+    """What ``text`` keeps and what it drops, as stems: "replace A with B" and "A is replaced by B"
+    keep B and drop A; "B instead of A" (or "rather than", "in place of") keeps B and drops A. Each
+    side is at most four words and stops at a clause break."""
+
+    def side(words: str, *, backwards: bool = False) -> set[str]:
+        parts = _BREAK.split(words)
+        chosen = parts[-1] if backwards else parts[0]
+        picked = chosen.split()[-4:] if backwards else chosen.split()[:4]
+        return {t for t in terms(" ".join(picked)) if not any(c.isdigit() for c in t)}  # numbers aside
+
+    pairs = []
+    for m in _REPLACED.finditer(text):
+        pairs.append((side(m.group(1)), side(text[: m.start()], backwards=True)))
+    for m in _REPLACE.finditer(text):
+        if not re.match(r"(?:with|by)\b", m.group(1), re.I):  # "replaced with B" is the passive's
+            pairs.append((side(m.group(2)), side(m.group(1))))
+    for m in _INSTEAD.finditer(text):
+        pairs.append((side(text[: m.start()], backwards=True), side(text[m.end() :])))
+    return [(kept - dropped, dropped - kept) for kept, dropped in pairs if dropped - kept]
+
+
+def roles_swapped(claim: str, window: str) -> str | None:
+    """The claim keeps what the passage's sentence drops: "replace B with A" against "replace A with
+    B", "B instead of A" against "A instead of B" — or, stating no roles and no negation itself, says
+    what the sentence names only as dropped ("grows quadratically" against "grows linearly, instead of
+    quadratically")."""
+    theirs = roles(window)
+    if not theirs:
+        return None
+    mine = roles(claim)
+    claimed = terms(claim)
+    counts = Counter(term_list(window))
+    for kept, dropped in theirs:
+        for my_kept, my_dropped in mine:
+            if my_kept & dropped and my_dropped & kept and not my_kept & kept:
+                return "the passage gives them the other roles (what it keeps and what it drops)"
+        only_dropped = {t for t in dropped & claimed if counts[t] == 1}
+        if only_dropped and not mine and not kept & claimed and not negated(claim, claimed):
+            said = ", ".join(word(t, window) for t in sorted(only_dropped))
+            return f"the passage names {said} only as what it does not use"
+    return None
+
+
+_CLAUSE = re.compile(r"[,;:](?!\d)|[()]|\b(?:that|which|while|whereas|but|and)\b", re.IGNORECASE)
+_AGAINST = re.compile(r"\b(?:than|compared (?:to|with)|over)\b", re.IGNORECASE)
+_VERBS = frozenset(term_list("outperform outperforms outperformed exceed exceeds exceeded underperform"))
+
+
+def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
+    """Each comparison of ``text`` as (direction, the stems of what is compared, of what it is
+    compared with): the words before its comparative word back to a clause break, and those after
+    "than" (or "compared to", or a verb such as "outperforms") up to one; five content words a side."""
+    found = []
+    for m in re.finditer(r"[A-Za-z-]+", text):
+        stems = [t for t in term_list(m.group()) if t in _DIRECTION]
+        if not stems:
+            continue
+        after = text[m.end() :]
+        against = _AGAINST.search(after)
+        if against and len(after[: against.start()].split()) <= 6:
+            after = after[against.end() :]
+        elif stems[0] not in _VERBS:
+            continue
+        mine = set([t for t in term_list(_CLAUSE.split(text[: m.start()])[-1]) if not t.isdigit()][-5:])
+        theirs = set([t for t in term_list(_CLAUSE.split(after)[0]) if not t.isdigit()][:5])
+        found.append((_DIRECTION[stems[0]], mine - theirs, theirs - mine))
+    return found
+
+
+def sides_swapped(claim: str, window: str) -> bool:
+    """ "A is more stable than B" against "B is more stable than A" when A and B are not names (those
+    are :func:`order_swapped`'s): the claim's two sides hold more of the words of the passage's two
+    sides crosswise than (or as many as) in order, each side some, and the comparison goes the same way."""
+    mine = _sides(claim)
+    if len(mine) != 1 or len([n for n in names(claim, anywhere=True) if holds_name(window, n)]) >= 2:
+        return False
+    way, left, right = mine[0]
+    best = None
+    for their_way, their_left, their_right in _sides(window):
+        straight = len(left & their_left) + len(right & their_right)
+        cross = len(left & their_right) + len(right & their_left)
+        if best is None or straight + cross > best[0] + best[1]:
+            best = (straight, cross, their_way, bool(left & their_right and right & their_left))
+    return best is not None and best[1] >= best[0] and best[3] and best[2] == way
+
+
+_SUPERLATIVE = re.compile(
+    r"\b(?:best|worst|most|least|biggest|largest|smallest|highest|lowest|greatest|fastest|slowest"
+    r"|strongest|weakest|longest|shortest)\s+([A-Za-z-]+)",
+    re.IGNORECASE,
+)
+
+
+def superlative_swapped(claim: str, sentences: Sequence[str]) -> str | None:
+    """ "Scaling the width gives the biggest gains" against "scaling the depth results in the biggest
+    gains": the passage's sentence with the claim's superlative and noun says it of a subject that
+    shares some of the claim's subject words but not a word of it the passage states elsewhere."""
+    m = _SUPERLATIVE.search(claim)
+    if not m:
+        return None
+    noun = set(term_list(m.group(1)))
+    subject = terms(_CLAUSE.split(claim[: m.start()])[-1])
+    said = []
+    for text in sentences:
+        for theirs in _SUPERLATIVE.finditer(text):
+            if theirs.group().split()[0].lower() == m.group().split()[0].lower() and noun & set(
+                term_list(theirs.group(1))
+            ):
+                said.append((text, terms(_CLAUSE.split(text[: theirs.start()])[-1])))
+    if not said or any(subject <= terms(text) for text, _ in said):
+        return None
+    elsewhere = set().union(*(terms(t) for t in sentences if all(t != s for s, _ in said)))
+    for _, their_subject in said:
+        moved = (subject - their_subject) & elsewhere
+        if subject & their_subject and moved and their_subject - subject:
+            return f"the passage says {m.group()!r} of {', '.join(sorted(their_subject - subject))}"
+    return None
+
+
+_QUANTITY = frozenset(term_list("higher more larger greater lower less fewer smaller"))
+_QUALITY = frozenset(term_list("outperform outperforms outperformed better worse underperform underperforms"))
+_LOWER_IS_BETTER = frozenset(term_list("error loss perplexity wer latency time"))
+
+
+def numbers_compared(claim: str, passage: str) -> str | None:
+    """ "A outperforms B" (or "A has a smaller share than B") where the passage gives each side a
+    number and the numbers go the other way: a passage number belongs to the side more of whose words
+    stand among the ten before it in its sentence; of the numbers of one kind and unit, the pair bound
+    most tightly (the first on a tie) is compared; numbers the claim states (its conditions) are no
+    side's. A quality word ("outperforms", "better") is not judged when the passage speaks of an
+    error, loss, perplexity or time (lower may be better)."""
+    way, word = None, ""
+    for m in re.finditer(r"[A-Za-z-]+", claim):
+        stems = [t for t in term_list(m.group()) if t in _QUANTITY | _QUALITY]
+        if stems:
+            way, word = _DIRECTION[stems[0]], stems[0]
+            break
+    sides = _sides(claim)
+    if way is None or len(sides) != 1 or not sides[0][1] or not sides[0][2]:
+        return None
+    _, left, right = sides[0]
+    mine = _values(claim)[1]
+    toks = _tokens(passage)
+    found: dict[str, list[tuple[int, _Value]]] = {"left": [], "right": []}
+    for v in _values(passage)[1]:
+        if v.unit in ("word", "±") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
+            continue
+        lo = v.start
+        while lo > max(0, v.start - 10) and not re.search(r"(?<![A-Z\d])[.!?]$", toks[lo - 1]):
+            lo -= 1
+        near = {t for w in toks[lo : v.start] for t in term_list(w)}
+        score = len(near & left) - len(near & right)
+        if score:
+            found["left" if score > 0 else "right"].append((abs(score), v))
+    pairs = [
+        (sa + sb, -a.start, a, b)
+        for sa, a in found["left"]
+        for sb, b in found["right"]
+        if _comparable(a, b) and a.unit == b.unit
+    ]
+    if not pairs:
+        return None
+    _, _, a, b = max(pairs, key=lambda p: (p[0], p[1], -p[3].start))
+    if a.value == b.value:
+        return None
+    said = 1 if a.value > b.value else -1
+    if word in _QUALITY and _LOWER_IS_BETTER & {t for w in toks for t in term_list(w)}:
+        return None  # which way is better is not sure
+    if said != way:
+        return f"the passage gives {a.text} against {b.text}"
+    return None
