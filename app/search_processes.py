@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 Opener = Callable[[Settings], SearchService]
 
+ORPHAN_POLL_SECONDS = 1.0  # how soon a search process notices its web process is gone
+
 # In a search process: its own search service, opened by the pool's initializer.
 _service: SearchService | None = None
 
@@ -38,8 +41,19 @@ class SearchProcessLost(ServiceUnavailableException):
     """A search process stopped while it had this search; a new one is starting."""
 
 
-def _open(opener: Opener, settings: Settings) -> None:
+def _outlive_no_parent(parent: int) -> None:
+    """Exit once the web process is gone: killed outright (SIGKILL, the OOM killer) it cannot stop
+    its pool, and a search process would live on, orphaned, holding its memory."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_POLL_SECONDS)
+    os._exit(0)
+
+
+def _open(opener: Opener, settings: Settings, parent: int) -> None:
     global _service
+    # The parent's pid as it gave it: it may be gone before this initializer runs.
+    watch = threading.Thread(target=_outlive_no_parent, args=(parent,), daemon=True, name="orphan-watch")
+    watch.start()
     # Lower priority than the web process: on a machine with few cores the event loop would
     # otherwise wait for a core behind searches (it is short of CPU there, not of the GIL).
     os.nice(settings.search.search_process_niceness)
@@ -76,7 +90,7 @@ class SearchProcesses:
             self.processes,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_open,
-            initargs=(self.opener, self.settings),
+            initargs=(self.opener, self.settings, os.getpid()),
         )
         for _ in range(self.processes):
             pool.submit(_ready)

@@ -9,6 +9,8 @@ import itertools
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -275,6 +277,38 @@ def test_the_app_searches_in_its_processes_answers_503_when_one_dies_and_stops_t
         assert http.get("/search", params={"q": "fine"}).status_code == 200
         pids = pool.pids()
     assert pids and not any(alive(p) for p in pids)
+
+
+ORPHANED = """
+import time
+from app.search_processes import SearchProcesses
+from settings import get_settings
+from tests.integration.test_search_processes import held_service
+pool = SearchProcesses(held_service, get_settings(), 2, None)
+while len(pool.pids()) < 2:
+    time.sleep(0.1)
+print(*pool.pids(), flush=True)
+time.sleep(600)
+"""
+
+
+def test_search_processes_exit_when_their_web_process_is_killed() -> None:
+    """SIGKILL (or the OOM killer) gives the web process no chance to stop its pool: the search
+    processes notice on their own and exit, rather than live on orphaned."""
+    root = Path(__file__).resolve().parents[2]
+    web = subprocess.Popen([sys.executable, "-c", ORPHANED], cwd=root, stdout=subprocess.PIPE, text=True)
+    try:
+        assert web.stdout is not None
+        pids = [int(p) for p in web.stdout.readline().split()]
+        assert len(pids) == 2 and all(alive(p) for p in pids)
+        web.kill()
+        web.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(alive(p) for p in pids)
+    finally:
+        web.kill()
 
 
 def test_a_follower_only_reads(site: Site) -> None:
