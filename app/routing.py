@@ -5,13 +5,20 @@ request may send the browser back to."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import urlsplit
 
-from litestar import Litestar
+from litestar import Litestar, get
 from litestar.handlers import BaseRouteHandler
 from litestar.typing import FieldDefinition
 
 PRIVATE = {"private": True}  # needs sign-in: not in the public route list
+
+
+def api_get(tag: str) -> partial[get]:
+    """``@get`` for the JSON API's handlers under ``tag`` in the schema: they query the catalogue,
+    so Litestar runs them in a worker thread."""
+    return partial(get, sync_to_thread=True, tags=[tag])
 
 
 @dataclass(frozen=True, slots=True)
