@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.handlers import BaseRouteHandler
 from litestar.response import Redirect
 from litestar.status_codes import (
     HTTP_303_SEE_OTHER,
@@ -28,6 +29,7 @@ from app.auth.guards import SignInRequired
 from app.auth.wiring import page_context
 from app.negotiation import accept_qualities
 from app.rendering import Pages, View, header_url, request_format
+from app.routing import handler_parameters
 from coordination.limits import LimitExceeded
 from coordination.redis import RedisError
 
@@ -115,10 +117,10 @@ def _wants_json(request: Request[Any, Any, Any]) -> bool:
 def _validation_messages(request: Request[Any, Any, Any], extra: list[Any] | None) -> list[str]:
     """``from: Invalid RFC3339 encoded date``: each problem under the name the address uses."""
     handler = request.scope.get("route_handler")
-    signature = getattr(handler, "parsed_fn_signature", None)
+    parameters = handler_parameters(handler) if isinstance(handler, BaseRouteHandler) else {}
     aliases = {
         name: alias
-        for name, field in (signature.parameters.items() if signature else ())
+        for name, field in parameters.items()
         if (
             alias := getattr(field.kwarg_definition, "name", None)
             or getattr(field.kwarg_definition, "query", None)

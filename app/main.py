@@ -61,7 +61,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
             home.home,
             papers.papers,
             papers.paper,
-            papers.old_style_paper,
             *reader.ROUTE_HANDLERS,
             researchers.researchers,
             researchers.researcher,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar.exceptions import ClientException
-from litestar.params import Parameter
+from litestar.params import Parameter, PathParameter
 
 from catalog.papers import CATEGORY
 
@@ -18,6 +18,11 @@ ResearcherQuery = Annotated[str | None, Parameter(max_length=200, description="P
 InstitutionQuery = Annotated[
     str | None, Parameter(max_length=200, description="Part of a name, alias or acronym")
 ]
+
+# A paper in an API path: ``/api/papers/<arxiv_id>`` or, for old-style ids, ``<archive>/<number>``.
+ArxivId = Annotated[str, PathParameter(max_length=128, description="e.g. 1706.03762 or 1706.03762v5")]
+Archive = Annotated[str, PathParameter(max_length=64, description="e.g. hep-th or math.GT")]
+Number = Annotated[str, PathParameter(max_length=64, description="e.g. 9901001")]
 
 
 def checked_category(category: str | None) -> str | None:

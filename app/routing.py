@@ -5,11 +5,20 @@ request may send the browser back to."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import urlsplit
 
-from litestar import Litestar
+from litestar import Litestar, get
+from litestar.handlers import BaseRouteHandler
+from litestar.typing import FieldDefinition
 
 PRIVATE = {"private": True}  # needs sign-in: not in the public route list
+
+
+def api_get(tag: str) -> partial[get]:
+    """``@get`` for the JSON API's handlers under ``tag`` in the schema: they query the catalogue,
+    so Litestar runs them in a worker thread."""
+    return partial(get, sync_to_thread=True, tags=[tag])
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +160,22 @@ def served_routes(app: Litestar) -> list[RouteDoc]:
     """:data:`ROUTES` that ``app`` actually serves (a route another module adds appears once it lands)."""
     paths = {route.path_format for route in app.routes}
     return [r for r in ROUTES if r.path in paths]
+
+
+def handler_parameters(handler: BaseRouteHandler) -> dict[str, FieldDefinition]:
+    """What a handler reads from the request: the parameters it declares and those its dependencies
+    declare (the search parameters, :func:`app.controllers.search.wanted_search`), not the
+    dependencies themselves."""
+    signatures = [
+        handler.parsed_fn_signature,
+        *(p.parsed_fn_signature for p in handler.resolve_dependencies().values()),
+    ]
+    return {
+        name: field
+        for signature in signatures
+        for name, field in signature.parameters.items()
+        if not field.is_di_field
+    }
 
 
 def safe_next(value: str | None) -> str:

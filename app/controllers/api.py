@@ -32,8 +32,9 @@ from app.documents import (
     researcher_list,
 )
 from app.fulltext import state_in
-from app.params import Category, InstitutionQuery, ResearcherQuery, checked_category
+from app.params import Archive, ArxivId, Category, InstitutionQuery, Number, ResearcherQuery, checked_category
 from app.rendering import AppPages
+from app.routing import api_get
 from app.services import DB
 from catalog.institutions import institution_papers, list_institutions
 from catalog.papers import newest_papers
@@ -53,9 +54,12 @@ ResearcherId = Annotated[
 ]
 # Documented error answers; 400 (invalid parameters) Litestar documents by itself.
 NOT_FOUND = [NotFoundException]
+papers_get = api_get("papers")
+researchers_get = api_get("researchers")
+institutions_get = api_get("institutions")
 
 
-@get("/api/papers", sync_to_thread=True, tags=["papers"], summary="Newest papers")
+@papers_get("/api/papers", summary="Newest papers")
 def api_papers(
     pages: AppPages, db: DB, category: Category = None, page: PageNumber = 1, size: PageSize = 24
 ) -> PaperList:
@@ -64,30 +68,13 @@ def api_papers(
     )
 
 
-@get(
-    "/api/papers/{arxiv_id:str}", sync_to_thread=True, tags=["papers"], summary="One paper", raises=NOT_FOUND
-)
-def api_paper(
-    pages: AppPages,
-    db: DB,
-    arxiv_id: Annotated[str, PathParameter(max_length=128, description="e.g. 1706.03762 or 1706.03762v5")],
-) -> Paper:
+@papers_get("/api/papers/{arxiv_id:str}", summary="One paper", raises=NOT_FOUND)
+def api_paper(pages: AppPages, db: DB, arxiv_id: ArxivId) -> Paper:
     return _with_full_text(db, paper_document(pages.site, find_paper(db, arxiv_id)))
 
 
-@get(
-    "/api/papers/{archive:str}/{number:str}",
-    sync_to_thread=True,
-    tags=["papers"],
-    summary="One paper by old-style id",
-    raises=NOT_FOUND,
-)
-def api_old_style_paper(
-    pages: AppPages,
-    db: DB,
-    archive: Annotated[str, PathParameter(max_length=64, description="e.g. hep-th or math.GT")],
-    number: Annotated[str, PathParameter(max_length=64, description="e.g. 9901001")],
-) -> Paper:
+@papers_get("/api/papers/{archive:str}/{number:str}", summary="One paper by old-style id", raises=NOT_FOUND)
+def api_old_style_paper(pages: AppPages, db: DB, archive: Archive, number: Number) -> Paper:
     return _with_full_text(db, paper_document(pages.site, find_paper(db, f"{archive}/{number}")))
 
 
@@ -96,33 +83,20 @@ def _with_full_text(db: Session, paper: Paper) -> Paper:
     return paper
 
 
-@get(
-    "/api/researchers",
-    sync_to_thread=True,
-    tags=["researchers"],
-    summary="Researchers",
-)
+@researchers_get("/api/researchers", summary="Researchers")
 def api_researchers(
     pages: AppPages, db: DB, q: ResearcherQuery = None, page: PageNumber = 1, size: PageSize = 24
 ) -> ResearcherList:
     return researcher_list(pages.site, list_researchers(db, query=q, page=page, size=size))
 
 
-@get(
-    "/api/researchers/{researcher_id:str}",
-    sync_to_thread=True,
-    tags=["researchers"],
-    summary="One researcher",
-    raises=NOT_FOUND,
-)
+@researchers_get("/api/researchers/{researcher_id:str}", summary="One researcher", raises=NOT_FOUND)
 def api_researcher(pages: AppPages, db: DB, researcher_id: ResearcherId) -> Researcher:
     return researcher_document(db, pages.site, researcher_id)
 
 
-@get(
+@researchers_get(
     "/api/researchers/{researcher_id:str}/papers",
-    sync_to_thread=True,
-    tags=["researchers"],
     summary="A researcher's papers, newest first",
     raises=NOT_FOUND,
 )
@@ -139,12 +113,7 @@ def api_researcher_papers(
     return paper_list(pages.site, listing)
 
 
-@get(
-    "/api/institutions",
-    sync_to_thread=True,
-    tags=["institutions"],
-    summary="Institutions",
-)
+@institutions_get("/api/institutions", summary="Institutions")
 def api_institutions(
     pages: AppPages, db: DB, q: InstitutionQuery = None, page: PageNumber = 1, size: PageSize = 24
 ) -> InstitutionList:
@@ -156,21 +125,13 @@ InstitutionIdent = Annotated[
 ]
 
 
-@get(
-    "/api/institutions/{ident:str}",
-    sync_to_thread=True,
-    tags=["institutions"],
-    summary="One institution",
-    raises=NOT_FOUND,
-)
+@institutions_get("/api/institutions/{ident:str}", summary="One institution", raises=NOT_FOUND)
 def api_institution(pages: AppPages, db: DB, ident: InstitutionIdent) -> Institution:
     return institution_document(db, pages.site, ident)
 
 
-@get(
+@institutions_get(
     "/api/institutions/{ident:str}/papers",
-    sync_to_thread=True,
-    tags=["institutions"],
     summary="An institution's affiliated papers, newest first",
     raises=NOT_FOUND,
 )

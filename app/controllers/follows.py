@@ -9,6 +9,7 @@ the same as RSS to whoever holds the unguessable, revocable token (made on the a
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import anyio.to_thread
@@ -57,25 +58,19 @@ async def _set_follow(request: Request[Any, Any, Any], researcher_id: int, follo
     )
 
 
-# 200, not POST's default 201: following or unfollowing creates no resource (a form gets a 303).
-@post(
-    "/researchers/{researcher_id:str}/follow",
-    include_in_schema=False,
-    guards=[signed_in],
-    opt=PRIVATE,
-    status_code=HTTP_200_OK,
+# Follow and unfollow are the same kind of route. 200, not POST's default 201: following or
+# unfollowing creates no resource (a form gets a 303).
+_follow_post = partial(
+    post, include_in_schema=False, guards=[signed_in], opt=PRIVATE, status_code=HTTP_200_OK
 )
+
+
+@_follow_post("/researchers/{researcher_id:str}/follow")
 async def follow(request: Request[Any, Any, Any], researcher_id: FromPath[str]) -> Response[Any]:
     return await _set_follow(request, path_id(researcher_id, "researcher"), True)
 
 
-@post(
-    "/researchers/{researcher_id:str}/unfollow",
-    include_in_schema=False,
-    guards=[signed_in],
-    opt=PRIVATE,
-    status_code=HTTP_200_OK,
-)
+@_follow_post("/researchers/{researcher_id:str}/unfollow")
 async def unfollow(request: Request[Any, Any, Any], researcher_id: FromPath[str]) -> Response[Any]:
     return await _set_follow(request, path_id(researcher_id, "researcher"), False)
 

@@ -11,22 +11,20 @@ the catalogue does not have; 429 with ``Retry-After`` over the daily quota.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from functools import partial
+from typing import Any
 
 from litestar import HttpMethod, Request, Response, get, post, route
 from litestar.exceptions import NotFoundException
-from litestar.params import PathParameter
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_202_ACCEPTED, HTTP_204_NO_CONTENT, HTTP_303_SEE_OTHER
 
 from app.auth.guards import InsufficientScope, SignInRequired, actor_of, session_or_token
 from app.fulltext import SCOPE, FullTextState, read_state, request_full_text
 from app.negotiation import accept_qualities
+from app.params import Archive, ArxivId, Number
 from app.services import AppServices
 
-ArxivId = Annotated[str, PathParameter(max_length=128, description="e.g. 1706.03762")]
-Archive = Annotated[str, PathParameter(max_length=64, description="e.g. hep-th or math.GT")]
-Number = Annotated[str, PathParameter(max_length=64, description="e.g. 9901001")]
 _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 _ASK = (
     "Queue the paper's PDF to be fetched from arXiv, parsed and indexed. Needs a signed-in session "
@@ -49,29 +47,28 @@ async def _ask(request: Request[Any, Any, Any], services: AppServices, raw: str)
     return Response(state, status_code=HTTP_202_ACCEPTED)
 
 
-@post(
-    "/api/papers/{arxiv_id:str}/fulltext",
+# Each operation has a route per id style (``/api/papers/hep-th/9901001/fulltext``), alike but for
+# the path and the summary.
+_ask_post = partial(
+    post,
     guards=[session_or_token(SCOPE)],
     tags=["papers"],
-    summary="Ask for a paper's full text",
     description=_ASK,
     raises=[SignInRequired, InsufficientScope, NotFoundException],
     status_code=HTTP_202_ACCEPTED,
 )
+_state_get = partial(get, tags=["papers"], description=_STATE, raises=[NotFoundException])
+
+
+@_ask_post("/api/papers/{arxiv_id:str}/fulltext", summary="Ask for a paper's full text")
 async def ask_full_text(
     request: Request[Any, Any, Any], services: AppServices, arxiv_id: ArxivId
 ) -> Response[FullTextState]:
     return await _ask(request, services, arxiv_id)
 
 
-@post(
-    "/api/papers/{archive:str}/{number:str}/fulltext",
-    guards=[session_or_token(SCOPE)],
-    tags=["papers"],
-    summary="Ask for a paper's full text, by old-style id",
-    description=_ASK,
-    raises=[SignInRequired, InsufficientScope, NotFoundException],
-    status_code=HTTP_202_ACCEPTED,
+@_ask_post(
+    "/api/papers/{archive:str}/{number:str}/fulltext", summary="Ask for a paper's full text, by old-style id"
 )
 async def ask_old_style_full_text(
     request: Request[Any, Any, Any], services: AppServices, archive: Archive, number: Number
@@ -79,23 +76,13 @@ async def ask_old_style_full_text(
     return await _ask(request, services, f"{archive}/{number}")
 
 
-@get(
-    "/api/papers/{arxiv_id:str}/fulltext",
-    tags=["papers"],
-    summary="A paper's full-text state",
-    description=_STATE,
-    raises=[NotFoundException],
-)
+@_state_get("/api/papers/{arxiv_id:str}/fulltext", summary="A paper's full-text state")
 async def full_text_state(services: AppServices, arxiv_id: ArxivId) -> FullTextState:
     return await read_state(services, arxiv_id)
 
 
-@get(
-    "/api/papers/{archive:str}/{number:str}/fulltext",
-    tags=["papers"],
-    summary="A paper's full-text state, by old-style id",
-    description=_STATE,
-    raises=[NotFoundException],
+@_state_get(
+    "/api/papers/{archive:str}/{number:str}/fulltext", summary="A paper's full-text state, by old-style id"
 )
 async def old_style_full_text_state(services: AppServices, archive: Archive, number: Number) -> FullTextState:
     return await read_state(services, f"{archive}/{number}")

@@ -12,31 +12,23 @@ from typing import Any
 
 from litestar import Request, get
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath
 from sqlalchemy.orm import Session
 
 from app.asgi import PAGE_OPT
 from app.params import Category, PageNumber, checked_category
 from app.rendering import AppPages, PageAnswer, View, query_string
-from app.views.papers import paper_view
+from app.views.papers import ident_in, paper_view
 from catalog.papers import newest_papers
 
 
-async def _show(request: Request[Any, Any, Any], pages: AppPages, ident: str) -> PageAnswer:
-    path = request.scope["path"]
+@get(
+    ["/papers/{ident:str}", "/papers/{archive:str}/{number:str}"],
+    include_in_schema=False,
+    opt={PAGE_OPT: True},
+)
+async def paper(request: Request[Any, Any, Any], pages: AppPages) -> PageAnswer:
+    ident, path = ident_in(request.path_params), request.scope["path"]
     return await pages.serve(request, lambda db: paper_view(db, pages.site, ident, path))
-
-
-@get("/papers/{ident:str}", include_in_schema=False, opt={PAGE_OPT: True})
-async def paper(request: Request[Any, Any, Any], pages: AppPages, ident: FromPath[str]) -> PageAnswer:
-    return await _show(request, pages, ident)
-
-
-@get("/papers/{archive:str}/{number:str}", include_in_schema=False, opt={PAGE_OPT: True})
-async def old_style_paper(
-    request: Request[Any, Any, Any], pages: AppPages, archive: FromPath[str], number: FromPath[str]
-) -> PageAnswer:
-    return await _show(request, pages, f"{archive}/{number}")
 
 
 @get("/papers", include_in_schema=False, opt={PAGE_OPT: True})

@@ -1,6 +1,7 @@
 """The page reader: ``/papers/<arxiv-id>/pages/<n>`` (HTML or markdown, ``?quote=`` highlights a
 cited sentence) and ``/papers/<arxiv-id>/pages/<n>.png`` (the page drawn by PyMuPDF in the parser's
-sandbox, cached). Old-style ids have their own pair (``/papers/hep-th/9901001/pages/3``).
+sandbox, cached). Old-style ids have their own pair of addresses (``/papers/hep-th/9901001/pages/3``),
+served by the same handler.
 
 Drawing runs through ``services.page_gate`` (bounded, the excess shed with a 503), never on the
 event loop; the PNG carries ``Cache-Control: public`` and an ETag naming the file's hash, the page
@@ -18,6 +19,7 @@ from app.asgi import PAGE_OPT
 from app.negotiation import MD_SUFFIX_FLAG
 from app.rendering import AppPages, PageAnswer, Redirect, Rendered, View
 from app.services import AppServices, Services
+from app.views.papers import ident_in
 from app.views.reader import page_number, paper_of, reader_view
 from indexing.contract import PageUnavailable
 
@@ -71,29 +73,19 @@ async def _image(request: Request[Any, Any, Any], services: Services, ident: str
     return rendered.asgi()
 
 
-@get("/papers/{ident:str}/pages/{n:str}", include_in_schema=False, opt={PAGE_OPT: True})
+@get(
+    ["/papers/{ident:str}/pages/{n:str}", "/papers/{archive:str}/{number:str}/pages/{n:str}"],
+    include_in_schema=False,
+    opt={PAGE_OPT: True},
+)
 async def reader_page(
     request: Request[Any, Any, Any],
     pages: AppPages,
     services: AppServices,
-    ident: FromPath[str],
     n: FromPath[str],
     quote: FromQuery[str | None] = None,
 ) -> PageAnswer:
-    return await _serve(request, pages, services, ident, n, quote)
+    return await _serve(request, pages, services, ident_in(request.path_params), n, quote)
 
 
-@get("/papers/{archive:str}/{number:str}/pages/{n:str}", include_in_schema=False, opt={PAGE_OPT: True})
-async def old_style_reader_page(
-    request: Request[Any, Any, Any],
-    pages: AppPages,
-    services: AppServices,
-    archive: FromPath[str],
-    number: FromPath[str],
-    n: FromPath[str],
-    quote: FromQuery[str | None] = None,
-) -> PageAnswer:
-    return await _serve(request, pages, services, f"{archive}/{number}", n, quote)
-
-
-ROUTE_HANDLERS = [reader_page, old_style_reader_page]
+ROUTE_HANDLERS = [reader_page]

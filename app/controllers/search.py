@@ -16,6 +16,7 @@ import datetime as dt
 from typing import Annotated, Any
 
 from litestar import Request, get
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import ClientException, ServiceUnavailableException
 from litestar.openapi.spec import OpenAPI, Schema
 from litestar.openapi.spec import Parameter as OpenAPIParameter
@@ -26,11 +27,7 @@ from app.documents import SearchAnswer, search_answer
 from app.rendering import AppPages, PageAnswer
 from app.services import AppServices
 from app.views.search import search_request, search_service, search_view
-from retrieval.search import (
-    Mode,
-    QueryError,
-    Sort,
-)
+from retrieval.search import Mode, QueryError, SearchRequest, Sort
 from settings import Settings
 
 # The query length and page size limits are settings: the framework checks the widest value a
@@ -68,10 +65,7 @@ PageParam = Annotated[int, Parameter(ge=1, le=10_000, description="1-based page 
 SizeParam = Annotated[int | None, Parameter(ge=1, le=200, description="Results per page.")]
 
 
-@get("/search", include_in_schema=False, opt={PAGE_OPT: True})
-async def search_page(
-    request: Request[Any, Any, Any],
-    pages: AppPages,
+def wanted_search(
     services: AppServices,
     q: Query = None,
     category: CategoryParam = None,
@@ -82,9 +76,25 @@ async def search_page(
     mode: ModeParam = "hybrid",
     page: PageParam = 1,
     size: SizeParam = None,
+) -> SearchRequest:
+    """The search a request asks for: the page and the API take the same parameters (the schema
+    documents them on ``/api/search``, as the handler's own)."""
+    return search_request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
+
+
+# What the handlers declare: ``wanted: WantedSearch``.
+WantedSearch = NamedDependency[SearchRequest]
+SEARCH_PARAMETERS = {"wanted": Provide(wanted_search, sync_to_thread=False)}
+
+
+@get("/search", include_in_schema=False, opt={PAGE_OPT: True}, dependencies=SEARCH_PARAMETERS)
+async def search_page(
+    request: Request[Any, Any, Any],
+    pages: AppPages,
+    services: AppServices,
+    wanted: WantedSearch,
     debug: Debug = False,
 ) -> PageAnswer:
-    wanted = search_request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
     show_debug = debug and services.settings.debug_views
 
     return await pages.serve_with(
@@ -102,21 +112,9 @@ async def search_page(
     "newest first. An unusable query or parameter gets a 400 saying what to change; when the server "
     "is running as many searches as it can, a 503 with `Retry-After`.",
     raises=[ServiceUnavailableException],  # 400 (a parameter to change) is documented by Litestar
+    dependencies=SEARCH_PARAMETERS,
 )
-async def search_api(
-    pages: AppPages,
-    services: AppServices,
-    q: Query = None,
-    category: CategoryParam = None,
-    date_from: DateFrom = None,
-    date_to: DateTo = None,
-    researcher: ResearcherParam = None,
-    sort: SortParam = "relevance",
-    mode: ModeParam = "hybrid",
-    page: PageParam = 1,
-    size: SizeParam = None,
-) -> SearchAnswer:
-    wanted = search_request(services, q, category, date_from, date_to, researcher, sort, mode, page, size)
+async def search_api(pages: AppPages, services: AppServices, wanted: WantedSearch) -> SearchAnswer:
     try:
         results = await services.search_gate.run(search_service(services).search, wanted)
     except QueryError as exc:

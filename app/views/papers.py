@@ -3,6 +3,9 @@ address)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
@@ -14,6 +17,14 @@ from app.structured_data import scholarly_article
 from catalog import arxiv_ids
 from catalog.papers import paper_detail
 from catalog.urls import paper_ident, paper_path
+
+
+def ident_in(path_params: Mapping[str, Any]) -> str:
+    """What names the paper in an address: ``{ident}`` (``2401.01234-a-title``), or ``{archive}`` and
+    ``{number}`` for an old-style id (``hep-th/9901001``). One handler serves both forms of a page."""
+    if "ident" in path_params:
+        return str(path_params["ident"])
+    return f"{path_params['archive']}/{path_params['number']}"
 
 
 def parse_paper_ident(ident: str) -> arxiv_ids.ArxivId:

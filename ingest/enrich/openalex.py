@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from catalog import arxiv_ids
@@ -195,6 +195,9 @@ def parse_author(obj: Mapping[str, Any]) -> Author:
     )
 
 
+T = TypeVar("T")
+
+
 def _batched_or(values: Iterable[str | None]) -> Iterator[str]:
     """The distinct non-empty values, ``|``-joined ``BATCH`` at a time (the values of one OR filter)."""
     wanted = list(dict.fromkeys(v for v in values if v))
@@ -252,13 +255,16 @@ class OpenAlexClient:
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
         """The works OpenAlex has for these DOIs, keyed by bare lower-case DOI (missing ones absent)."""
-        found: dict[str, Work] = {}
-        for ors in _batched_or(bare_doi(x) for x in dois):
-            _count, works, _next = self.works(filter="doi:" + ors, per_page=BATCH)
-            for work in works:
-                if work.doi:
-                    found[work.doi] = work
-        return found
+        works = self._any_of("/works", "doi", (bare_doi(x) for x in dois), parse_work)
+        return {work.doi: work for work in works if work.doi}
+
+    def _any_of(
+        self, path: str, field: str, values: Iterable[str | None], parse: Callable[[Any], T]
+    ) -> Iterator[T]:
+        """What ``path`` lists for any of ``values`` of ``field``: one OR filter a ``BATCH`` of them."""
+        for ors in _batched_or(values):
+            body = self.http.get(path, {"filter": f"{field}:{ors}", "per-page": BATCH})
+            yield from (parse(obj) for obj in body.get("results") or [])
 
     # -- authors -------------------------------------------------------------------------------
 
@@ -270,13 +276,8 @@ class OpenAlexClient:
 
     def authors_by_id(self, ids: Sequence[str]) -> dict[str, Author]:
         """Authors by OpenAlex id, batched; keyed by the id OpenAlex answers with."""
-        found: dict[str, Author] = {}
-        for ors in _batched_or(short_id(i) for i in ids):
-            body = self.http.get("/authors", {"filter": "openalex:" + ors, "per-page": BATCH})
-            for obj in body.get("results") or []:
-                author = parse_author(obj)
-                found[author.id] = author
-        return found
+        authors = self._any_of("/authors", "openalex", (short_id(i) for i in ids), parse_author)
+        return {author.id: author for author in authors}
 
     # -- institutions --------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.main import create_app
+from app.routing import handler_parameters
 from tests.integration.browse_catalogue import ServedCatalogue
 
 SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "referrer-policy", "x-frame-options")
@@ -233,7 +234,7 @@ def app_routes(served: ServedCatalogue) -> tuple[tuple[str, ...], tuple[str, ...
         paths.add(route.path_format)
         for handler in getattr(route, "route_handlers", []):
             path_params = set(re.findall(r"{(\w+)", route.path))
-            for name, field in handler.parsed_fn_signature.parameters.items():
+            for name, field in handler_parameters(handler).items():
                 if name in reserved or name in path_params:
                     continue
                 alias = getattr(field.kwarg_definition, "name", None) or getattr(
