@@ -37,9 +37,6 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         monkeypatch.delenv(name)
     monkeypatch.setenv("WOVEPAPER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("WOVEPAPER_ENVIRONMENT", "test")
-    # Searches in threads: spawning search processes for every app a test builds would cost seconds
-    # each; tests/integration/test_search_processes.py runs the default (processes) against them.
-    monkeypatch.setenv("WOVEPAPER_SEARCH_PROCESSES", "false")
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
