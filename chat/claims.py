@@ -33,6 +33,7 @@ from chat.number_binding import GREEK as _GREEK
 from chat.number_binding import (
     NEAR,
     NOT_A_VALUE,
+    SCALE_NAMES,
     gainsaid,
     normalise,
     range_gainsaid,
@@ -78,7 +79,6 @@ NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
 ATTACH_WEIGHT = 0.3  # a number whose own words ("25,000 test questions") are the claim's binds this much
 _LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
-_SCALE_NAMES = frozenset(["hundred", "thousand", "million", "billion", "trillion"])
 _PREPOSITIONS = frozenset(
     ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
 )
@@ -359,7 +359,7 @@ def _attached(tokens: Sequence[str], at: int) -> set[str]:
     alone = bool(re.fullmatch(r"\([^()\s]+\)", token))  # "(403)", not "(5 per class)"
     out = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
     after = at + 1
-    if after < len(tokens) and tokens[after].lower() in _SCALE_NAMES:  # "11 billion parameters"
+    if after < len(tokens) and tokens[after].lower() in SCALE_NAMES:  # "11 billion parameters"
         token, after = tokens[after], after + 1
     if alone or not re.search(r"[,;:.)\]]$", token):
         out |= _phrase(tokens[after : after + 3])

@@ -71,6 +71,7 @@ _WORDS_AS_NUMBERS = {
     "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }  # fmt: skip
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+SCALE_NAMES = frozenset([*_SCALE_WORDS, "hundred"])  # words that scale the number before them
 # A dispersion of the value before it: "85 ± 3%", "(μ= 3.67, σ= 1.78)", "SD = 0.4", "std 1.2".
 _DISPERSION = re.compile(
     r"(?:±|\+/-|\+-|(?:^|[\s(\[,;])"
