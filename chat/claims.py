@@ -269,6 +269,11 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             continue
         if not stated_as:
             return f"{value.text} is not in the passage"
+        # A difference ("by more than 2.0 BLEU") said as the value itself ("reaches 2.0 BLEU").
+        if all(_margin(passage_tokens, v.start) for v in stated_as) and not (
+            _margin(claim_tokens, value.start) or _GAINS.search(claim)
+        ):
+            return f"the passage gives {value.text} as a difference, not as the value"
         # An aligned list or a clause of its own gives the number to something else than the claim's
         # (or to what the claim says: then the list's other numbers are not its rivals).
         verdicts = [gainsaid(claim, value, passage, v) for v in stated_as]
@@ -336,6 +341,8 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             )
             and v not in not_rivals
             and v not in ends
+            # a margin ("by more than 2.0 BLEU") is no rival of a level ("a BLEU score of 28.4")
+            and _margin(passage_tokens, v.start) == _margin(claim_tokens, value.start)
             # a spelled number rivals a written one only about the same thing: "three different ways"
             # is no rival of "64 attention heads", "twenty-two people" is of "24 people"
             and (
@@ -349,6 +356,41 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
+
+
+_HEDGES = frozenset(
+    [
+        "more",
+        "less",
+        "than",
+        "over",
+        "about",
+        "around",
+        "nearly",
+        "almost",
+        "roughly",
+        "up",
+        "to",
+        "at",
+        "least",
+        "some",
+    ]
+)
+
+
+_GAINS = re.compile(
+    r"\b(?:by|more|less|fewer|higher|lower|better|worse|faster|slower|improv\w*|outperform\w*|gains?|margin|"
+    r"ahead|beats?|exceed\w*|surpass\w*|increase\w*|decrease\w*|drops?|reduc\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _margin(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is a difference ("by more than 2.0", "by about 3 points")."""
+    i = at - 1
+    while i >= 0 and tokens[i].lower() in _HEDGES:
+        i -= 1
+    return i >= 0 and tokens[i].lower() == "by"
 
 
 def _attached(tokens: Sequence[str], at: int) -> set[str]:
@@ -478,6 +520,15 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
         for m in window_names
         if not _plain(m) and not any(_holds_name(n, m) or _holds_name(m, n) for n in every)
     ]
+    # Capitalised words joined into one name ("English-to-German", "Fusion-in-Decoder"): one part
+    # swapped while another is kept is a kindred name ("English-to-Japanese").
+    for compound in _COMPOUND.findall(claim):
+        if _holds_name(passage, compound):
+            continue
+        parts = set(_parts(compound))
+        kin = [m for m in _COMPOUND.findall(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
+        if kin:
+            return f"the passage says {kin[0]} here, not {compound}"
     for name in claim_names:
         if _holds_name(window, name):
             continue
@@ -490,6 +541,9 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
         if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
             return f"{name} is not named in the passage"
     return None
+
+
+_COMPOUND = re.compile(r"\b[A-Z][\w.]*(?:-(?:[a-z]{1,3}-)?[A-Z][\w.]*)+\b")
 
 
 def _abbreviates(passage: str, name: str) -> bool:

@@ -130,10 +130,16 @@ def _powers(text: str) -> str:
     return _BARE_POWER.sub(lambda m: "1e" + m.group(1).replace("−", "-").lstrip("+"), text)
 
 
+# A section's heading and its first subsection's, as a chunk of a PDF starts: "6 Results 6.1 Machine
+# Translation On the WMT …" (the numbers are no values).
+_HEADINGS = re.compile(r"(^|[.:!?]\s)\d{1,2}(\s+(?:[A-Z][a-z]+\s+){1,3})\d{1,2}\.\d{1,2}(?=\s+[A-Z])")
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
     broken at a line's end joined, powers of ten written as one number."""
-    return _powers(_BROKEN.sub(_join, NOT_A_VALUE.sub(" ", _CITATION.sub(" ", text))))
+    text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
+    return _powers(_BROKEN.sub(_join, NOT_A_VALUE.sub(" ", text)))
 
 
 def tokens(text: str) -> list[str]:

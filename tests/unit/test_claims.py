@@ -737,3 +737,68 @@ def test_a_comparison_agrees_with_the_numbers_the_passage_gives_each_side() -> N
     assert check_claim(stated, passage).supported
     swapped = "The dense tagger trained on 20,000 sentences outperforms the compact tagger."
     assert check_claim(swapped, passage).kind == "direction"
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The model reaches 28.4 BLEU on WMT 2014 English-to-German.", True),
+        ("The model reaches 28.4 BLEU on WMT 2014 English-to-Japanese.", False),
+        ("The Fusion-in-Encoder reader is trained on 100 passages.", False),
+        ("The Fusion-in-Decoder reader is trained on 100 passages.", True),
+    ],
+)
+def test_a_name_of_joined_words_with_one_part_swapped_is_another_name(claim: str, stated: bool) -> None:
+    passage = (
+        "The Fusion-in-Decoder reader is trained on 100 passages per question. On WMT 2014 English-to-German "
+        "it reaches 28.4 BLEU, and on WMT 2014 English-to-French 41.0 BLEU."
+    )
+    assert (check_claim(claim, passage).status == "supported") is stated
+
+
+# A chunk as the PDF gives it: it starts with the section's and the subsection's headings.
+RESULTS = (
+    "6 Results 6.1 Machine Translation On the WMT 2014 English-to-German translation task, the big "
+    "transformer model (Transformer (big) in Table 2) outperforms the best previously reported models "
+    "(including ensembles) by more than 2.0 BLEU, establishing a new state-of-the-art BLEU score of 28.4. "
+    "The configuration of this model is listed in the bottom line of Table 3. Training took 3.5 days on "
+    "8 P100 GPUs."
+)
+
+
+def stated(claim: str, passage: str) -> bool:
+    return check_claim(claim, passage).status == "supported"
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The Transformer reached a BLEU score of 28.4 on the English-to-German translation task.", True),
+        ("The big Transformer reaches 28.4 BLEU on English-to-German.", True),
+        ("The big Transformer beats the best earlier models by over 2 BLEU.", True),
+        ("The big Transformer reaches 2.0 BLEU on English-to-German.", False),
+        ("The big Transformer reaches 3.5 BLEU on English-to-German.", False),
+    ],
+)
+def test_headings_and_margins_are_not_rivals_of_a_score(claim: str, said: bool) -> None:
+    """ "6.1" heads a subsection and "by more than 2.0 BLEU" is a margin: neither is a score."""
+    assert stated(claim, RESULTS) is said
+
+
+def test_a_margin_is_no_rival_of_the_level_it_leads_to() -> None:
+    passage = (
+        "On the held-out split our reader improves over the strongest baseline by about 3.1 points, reaching "
+        "an exact match of 71.4 on the English questions."
+    )
+    assert stated("The reader reaches an exact match of 71.4 on the English questions.", passage)
+    assert not stated("The reader reaches an exact match of 3.1 on the English questions.", passage)
+    assert stated("The reader beats the strongest baseline by about 3 points.", passage)
+
+
+def test_the_numbers_of_a_section_heading_at_a_chunk_s_start_are_no_values() -> None:
+    passage = (
+        "5 Experiments 5.2 Image Classification We fine-tune the large model for 20 epochs and reach 84.2% "
+        "top-1 accuracy on the validation images."
+    )
+    assert stated("The large model reaches 84.2% top-1 accuracy in image classification.", passage)
+    assert not stated("The large model reaches 20% top-1 accuracy in image classification.", passage)
