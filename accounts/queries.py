@@ -112,17 +112,6 @@ class FollowedResearcher:
 
 
 @dataclass(frozen=True, slots=True)
-class Profile:
-    """Who a sign-in provider says signed in (``app.auth.oauth`` reads it from the provider)."""
-
-    provider: str
-    issuer: str
-    subject: str
-    name: str | None
-    email: str | None  # only an address the provider says is verified
-
-
-@dataclass(frozen=True, slots=True)
 class SignedIn:
     person_id: int
     display_name: str
@@ -131,6 +120,17 @@ class SignedIn:
 
 
 # -- people and identities ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """Who a sign-in provider says signed in (``app.auth.oauth`` reads it from the provider)."""
+
+    provider: str
+    issuer: str
+    subject: str
+    name: str | None
+    email: str | None  # only an address the provider says is verified
 
 
 def sign_in(session: Session, profile: Profile, *, link_to: int | None = None) -> SignedIn:
