@@ -122,22 +122,24 @@ class SignedIn:
 # -- people and identities ---------------------------------------------------------------------
 
 
-def sign_in(
-    session: Session,
-    *,
-    provider: str,
-    issuer: str,
-    subject: str,
-    name: str | None,
-    email: str | None,
-    link_to: int | None = None,
-) -> SignedIn:
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """Who a sign-in provider says signed in (``app.auth.oauth`` reads it from the provider)."""
+
+    provider: str
+    issuer: str
+    subject: str
+    name: str | None
+    email: str | None  # only an address the provider says is verified
+
+
+def sign_in(session: Session, profile: Profile, *, link_to: int | None = None) -> SignedIn:
     """The person an identity belongs to, creating the person (or, with ``link_to``, linking the
     identity to that signed-in person). Raises :class:`AccountError` when ``link_to`` asks for an
     identity that already belongs to someone else."""
     now = _now()
     identity = session.execute(
-        select(Identity).where(Identity.issuer == issuer, Identity.subject == subject)
+        select(Identity).where(Identity.issuer == profile.issuer, Identity.subject == profile.subject)
     ).scalar_one_or_none()
     created = linked = False
     if identity is not None:
@@ -147,8 +149,8 @@ def sign_in(
                 "that account first if you want to move it."
             )
         identity.last_used_at = now
-        if email:
-            identity.email = email
+        if profile.email:
+            identity.email = profile.email
         person = session.get(Person, identity.person_id)
         assert person is not None
     else:
@@ -158,35 +160,35 @@ def sign_in(
                 raise AccountError("Your account no longer exists; sign in again.")
             linked = True
         else:
-            person = Person(display_name=_display_name(name, email, subject), email=email)
+            person = Person(display_name=_display_name(profile), email=profile.email)
             session.add(person)
             session.flush()
             created = True
         session.add(
             Identity(
                 person_id=person.id,
-                provider=provider,
-                issuer=issuer,
-                subject=subject,
-                email=email,
+                provider=profile.provider,
+                issuer=profile.issuer,
+                subject=profile.subject,
+                email=profile.email,
                 created_at=now,
                 last_used_at=now,
             )
         )
-    if provider == "orcid" and person.researcher_id is None:
+    if profile.provider == "orcid" and person.researcher_id is None:
         # The ORCID iD is the subject: it proves which catalogued researcher this person is.
         person.researcher_id = session.execute(
-            select(Researcher.id).where(Researcher.orcid == subject).order_by(Researcher.id).limit(1)
+            select(Researcher.id).where(Researcher.orcid == profile.subject).order_by(Researcher.id).limit(1)
         ).scalar_one_or_none()
-    if email and not person.email:
-        person.email = email
+    if profile.email and not person.email:
+        person.email = profile.email
     person.last_signin_at = now
     session.flush()
     return SignedIn(person.id, person.display_name, created, linked)
 
 
-def _display_name(name: str | None, email: str | None, subject: str) -> str:
-    for candidate in (name, (email or "").split("@")[0], subject):
+def _display_name(profile: Profile) -> str:
+    for candidate in (profile.name, (profile.email or "").split("@")[0], profile.subject):
         if candidate and human_text(candidate):
             return human_text(candidate)[:200]
     return "Reader"

@@ -264,16 +264,21 @@ def utc(moment: dt.datetime | None) -> dt.datetime | None:
 D = TypeVar("D")
 
 
-def carry(document: type[D], source: Any, **added: Any) -> D:
-    """A ``document`` holding the catalogue ``source``'s fields of the same name, with what the API
-    adds or shows otherwise (URLs, linked parts) in ``added``: the one way a document is built, so
-    a field both declare cannot be left behind (tests/unit/test_api_documents.py places the others)."""
-    held = {f.name for f in dataclasses.fields(source)}
-    values = {
-        f.name: added[f.name] if f.name in added else getattr(source, f.name)
-        for f in dataclasses.fields(document)  # type: ignore[arg-type]
-        if f.name in added or f.name in held
-    }
+def carry(document: type[D], *sources: Any, **added: Any) -> D:
+    """A ``document`` holding the fields of the same name of the catalogue ``sources`` (the first
+    that has one), with what the API adds or shows otherwise (URLs, linked parts) in ``added``: the
+    one way a document is built, so a field both declare cannot be left behind
+    (tests/unit/test_api_documents.py places the others)."""
+    held = [(source, {f.name for f in dataclasses.fields(source)}) for source in sources]
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(document):  # type: ignore[arg-type]
+        if f.name in added:
+            values[f.name] = added[f.name]
+            continue
+        for source, names in held:
+            if f.name in names:
+                values[f.name] = getattr(source, f.name)
+                break
     return document(**values)
 
 
@@ -496,45 +501,27 @@ def search_answer(results: SearchResults, site_url: Any) -> SearchAnswer:
         path = paper_path(p.arxiv_id, p.title)
         s = hit.snippet
         items.append(
-            SearchItem(
-                rank=hit.rank,
-                arxiv_id=p.arxiv_id,
-                title=p.title,
-                authors=[
-                    SearchAuthor(a.name, a.researcher_id, site_url(a.path) if a.path else None)
-                    for a in p.authors
-                ],
-                categories=p.categories,
-                primary_category=p.primary_category,
-                activity_on=p.activity_on,
+            carry(
+                SearchItem,
+                hit,
+                p,
+                authors=[carry(SearchAuthor, a, url=site_url(a.path) if a.path else None) for a in p.authors],
                 url=site_url(path),
                 markdown_url=site_url(markdown_path(path)),
                 score=round(hit.score, 6) if hit.score is not None else None,
-                fused_rank=hit.fused_rank,
-                lexical_rank=hit.lexical_rank,
-                dense_rank=hit.dense_rank,
                 snippet=carry(SearchSnippet, s, highlights=[list(h) for h in s.highlights]) if s else None,
                 pages=hit.pages,
                 chunks=[carry(SearchChunkHit, c) for c in hit.chunks[:10]],
             )
         )
-    f = req.filters
-    return SearchAnswer(
+    return carry(
+        SearchAnswer,
+        results,
+        req,
+        req.filters,
         query=req.q,
-        mode=req.mode,
-        sort=req.sort,
-        category=f.category,
-        date_from=f.date_from,
-        date_to=f.date_to,
-        researcher_id=f.researcher_id,
-        page=req.page,
-        size=req.size,
-        total=results.total,
         pages=results.pages,
-        capped=results.capped,
         items=items,
         facets=[SearchFacet(c, n) for c, n in results.facets],
-        terms=results.terms,
         took_ms=round(results.took_ms, 2),
-        notes=results.notes,
     )

@@ -30,6 +30,7 @@ from app.auth.wiring import page_context
 from app.negotiation import accept_qualities
 from app.rendering import Pages, View, header_url, request_format
 from app.routing import handler_parameters
+from catalog.arxiv_ids import ArxivId
 from coordination.limits import LimitExceeded
 from coordination.redis import RedisError
 
@@ -54,6 +55,12 @@ class PaperNotHarvested(HTTPException):
     """A well-formed arXiv id that is not in the catalogue (yet)."""
 
     status_code = 404
+
+    def __init__(self, arxiv_id: ArxivId) -> None:
+        super().__init__(
+            detail=f"arXiv:{arxiv_id.canonical} is not in this archive yet. New papers are harvested "
+            f"continuously; meanwhile it may be on arXiv: https://arxiv.org/abs/{arxiv_id.versioned}"
+        )
 
 
 class MovedPermanently(HTTPException):

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ingest.chunking import chunk_paper
-from ingest.pdf import PdfLimits, parse_pdf
+from ingest.pdf import ParsedPdf, PdfLimits, parse_pdf
 from retrieval.dense import DenseRetriever
 from retrieval.embedder import Embedder
 from retrieval.lexical import TOKENIZER, Bm25Params, LexicalIndex, PaperText
@@ -53,17 +53,20 @@ def build_corpus(settings: ChunkSettings, *, distractors: int) -> Corpus:
     chunks: dict[str, Chunk] = {}
     papers: list[PaperText] = []
     full_text: set[str] = set()
-    for line in PAPERS.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        arxiv_id = str(record["id"])
-        title, abstract = " ".join(str(record["title"]).split()), str(record.get("abstract") or "")
-        authors = [a.strip() for a in str(record.get("authors") or "").split(",") if a.strip()]
-        parsed = parse_pdf(PDF_DIR / f"{arxiv_id}.pdf", PdfLimits())
+
+    def add(arxiv_id: str, title: str, abstract: str, authors: list[str], parsed: ParsedPdf | None) -> None:
         for chunk in chunk_paper(
             arxiv_id=arxiv_id, version=None, title=title, abstract=abstract, parsed=parsed, settings=settings
         ):
             chunks[chunk.id] = chunk
         papers.append(PaperText(arxiv_id, title, abstract, authors))
+
+    for line in PAPERS.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        arxiv_id = str(record["id"])
+        title, abstract = " ".join(str(record["title"]).split()), str(record.get("abstract") or "")
+        authors = [a.strip() for a in str(record.get("authors") or "").split(",") if a.strip()]
+        add(arxiv_id, title, abstract, authors, parse_pdf(PDF_DIR / f"{arxiv_id}.pdf", PdfLimits()))
         full_text.add(arxiv_id)
     with gzip.open(DISTRACTORS, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle):
@@ -74,16 +77,7 @@ def build_corpus(settings: ChunkSettings, *, distractors: int) -> Corpus:
             if arxiv_id in full_text:
                 continue
             title, abstract = " ".join(str(record["title"]).split()), str(record.get("summary") or "")
-            for chunk in chunk_paper(
-                arxiv_id=arxiv_id,
-                version=None,
-                title=title,
-                abstract=abstract,
-                parsed=None,
-                settings=settings,
-            ):
-                chunks[chunk.id] = chunk
-            papers.append(PaperText(arxiv_id, title, abstract, list(record.get("authors") or [])))
+            add(arxiv_id, title, abstract, list(record.get("authors") or []), None)
     return Corpus(chunks, papers, full_text)
 
 

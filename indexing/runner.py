@@ -165,19 +165,7 @@ class JobRunner:
                 f"attempt {attempt} of {self.max_attempts} failed: {reason}; retrying",
             )
             raise RetryLater(reason, delay) from exc
-        finished = status.finish_done(
-            self.engine,
-            paper.id,
-            run_id,
-            version=result.version,
-            sha256=result.sha256,
-            pages=result.pages,
-            chunks=result.chunks,
-            parser=result.parser,
-            collection=self.pipeline.store.name,
-            hidden_text=result.hidden_text,
-            source=result.source,
-        )
+        finished = status.finish_done(self.engine, paper.id, run_id, result, self.pipeline.store.name)
         if not finished:
             log.warning("%s: another run finished it first; this run's result is discarded", paper.arxiv_id)
             return Outcome("skipped", "finished by another run")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import IntegrityError
@@ -29,6 +30,9 @@ from sqlalchemy.exc import IntegrityError
 from catalog.db import transaction
 from catalog.models import FullText, Paper
 from catalog.text import scrub
+
+if TYPE_CHECKING:
+    from indexing.pipeline import PdfResult
 
 REASON_LIMIT = 2000
 
@@ -111,35 +115,22 @@ def begin(
     return None
 
 
-def finish_done(
-    engine: Engine,
-    paper_id: int,
-    run_id: str,
-    *,
-    version: int | None,
-    sha256: str,
-    pages: int,
-    chunks: int,
-    parser: str,
-    collection: str,
-    hidden_text: list[str],
-    source: str | None,
-    note: str | None = None,
-) -> bool:
+def finish_done(engine: Engine, paper_id: int, run_id: str, result: PdfResult, collection: str) -> bool:
+    """Done: record what indexing ``result`` made of the PDF in ``collection``."""
     return _finish(
         engine,
         paper_id,
         run_id,
         status="done",
-        reason=clean_reason(note) if note else None,
-        version=version,
-        sha256=sha256,
-        pages=pages,
-        chunk_count=chunks,
-        parser=parser,
+        reason=clean_reason(result.note) if result.note else None,
+        version=result.version,
+        sha256=result.sha256,
+        pages=result.pages,
+        chunk_count=result.chunks,
+        parser=result.parser,
         collection=collection,
-        hidden_text=[scrub(t) for t in hidden_text],
-        source_path=source,
+        hidden_text=[scrub(t) for t in result.hidden_text],
+        source_path=result.source,
     )
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported where used: a process needs only one of the two ba
     from openai import OpenAI
     from tokenizers import Tokenizer
 
-    from settings import Settings
+    from settings import EmbeddingSettings, Settings
 
 MINILM_NAME = "all-MiniLM-L6-v2-int8"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -149,24 +149,16 @@ class MiniLMEmbedder:
 
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, llama.cpp, vLLM, Ollama …)."""
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, llama.cpp, vLLM, Ollama …): the one
+    the embedding settings name."""
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str = "",
-        dim: int,
-        batch_size: int = 64,
-        timeout: float = 60,
-    ) -> None:
-        self.name = f"openai-{model}"
-        self.dim = dim
-        self.model = model
-        self.batch_size = batch_size
-        self.base_url = base_url
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY", "none")
+    def __init__(self, conf: EmbeddingSettings, *, timeout: float = 60) -> None:
+        self.name = f"openai-{conf.embedding_model}"
+        self.dim = conf.embedding_dimensions
+        self.model = conf.embedding_model
+        self.batch_size = conf.embedding_batch_size
+        self.base_url = conf.embedding_url
+        self._api_key = conf.embedding_api_key or os.environ.get("OPENAI_API_KEY", "none")
         self.timeout = timeout
 
     @cached_property
@@ -196,13 +188,7 @@ def make_embedder(settings: Settings) -> Embedder:
     the bundled MiniLM."""
     conf = settings.embedding
     if conf.embedding_url:
-        return OpenAIEmbedder(
-            base_url=conf.embedding_url,
-            model=conf.embedding_model,
-            api_key=conf.embedding_api_key,
-            dim=conf.embedding_dimensions,
-            batch_size=conf.embedding_batch_size,
-        )
+        return OpenAIEmbedder(conf)
     return MiniLMEmbedder(
         batch_size=conf.embedding_batch_size,
         threads=conf.embedding_threads,

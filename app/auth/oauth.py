@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 from authlib.integrations.httpx_client.oauth2_client import httpx2
 
+from accounts.queries import Profile
 from app.auth import id_tokens
 from settings import Settings
 
@@ -35,17 +36,6 @@ METADATA_TTL_SECONDS = 3600.0
 
 class SignInFailed(Exception):
     """The sign-in could not be completed; the message is written for the person signing in."""
-
-
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """Who the provider says signed in."""
-
-    provider: str
-    issuer: str
-    subject: str
-    name: str | None
-    email: str | None  # only an address the provider says is verified
 
 
 @dataclass(frozen=True, slots=True)

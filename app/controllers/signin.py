@@ -30,7 +30,7 @@ from litestar.status_codes import HTTP_303_SEE_OTHER
 
 from accounts import queries as accounts
 from app.auth import csrf, local_link
-from app.auth.oauth import Profile, SignInFailed
+from app.auth.oauth import SignInFailed
 from app.auth.requester import SESSION_PERSON, requester
 from app.auth.sessions import rotate_session
 from app.auth.wiring import AuthState, auth_state, limit_signin, page_context, with_provider_forms
@@ -174,28 +174,20 @@ async def signin_local(request: Request[Any, Any, Any], token: FromQuery[str] = 
         raise SignInError(
             detail="This sign-in link was already used or has expired. Restart the server for a new one."
         )
-    profile = Profile("local", local_link.ISSUER, local_link.SUBJECT, "Local reader", None)
+    profile = accounts.Profile("local", local_link.ISSUER, local_link.SUBJECT, "Local reader", None)
     await _sign_in(request, profile, None)
     return Redirect("/", status_code=HTTP_303_SEE_OTHER)
 
 
 async def _sign_in(
-    request: Request[Any, Any, Any], profile: Profile, link_to: int | None
+    request: Request[Any, Any, Any], profile: accounts.Profile, link_to: int | None
 ) -> accounts.SignedIn:
     """Find or create the person, then start their session under a fresh id."""
     engine = request.app.state.services.engine
 
     def write() -> accounts.SignedIn:
         with transaction(engine) as db:
-            return accounts.sign_in(
-                db,
-                provider=profile.provider,
-                issuer=profile.issuer,
-                subject=profile.subject,
-                name=profile.name,
-                email=profile.email,
-                link_to=link_to,
-            )
+            return accounts.sign_in(db, profile, link_to=link_to)
 
     try:
         signed = await anyio.to_thread.run_sync(write)

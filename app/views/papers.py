@@ -43,10 +43,7 @@ def paper_view(db: Session, site: Site, ident: str, requested_path: str | None) 
     arxiv_id = parse_paper_ident(ident)
     paper = paper_detail(db, arxiv_id.canonical)
     if paper is None:
-        raise PaperNotHarvested(
-            detail=f"arXiv:{arxiv_id.canonical} is not in this archive yet. New papers are harvested "
-            f"continuously; meanwhile it may be on arXiv: https://arxiv.org/abs/{arxiv_id.versioned}"
-        )
+        raise PaperNotHarvested(arxiv_id)
     here = paper_path(paper.arxiv_id, paper.title, arxiv_id.version)
     if requested_path is not None and requested_path != here:
         return Redirect(here)

@@ -34,10 +34,7 @@ def paper_of(db: Session, ident: str) -> PaperPdf:
     arxiv_id = parse_paper_ident(ident)
     found = paper_pdf(db, arxiv_id.canonical)
     if found is None:
-        raise PaperNotHarvested(
-            detail=f"arXiv:{arxiv_id.canonical} is not in this archive yet; it may be on arXiv: "
-            f"https://arxiv.org/abs/{arxiv_id.versioned}"
-        )
+        raise PaperNotHarvested(arxiv_id)
     return found
 
 

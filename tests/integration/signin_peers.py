@@ -69,9 +69,7 @@ def api_token(
     engine = make_engine(database_url)
     try:
         with transaction(engine) as db:
-            person = accounts.sign_in(
-                db, provider="local", issuer="test", subject=secrets.token_hex(8), name=name, email=None
-            )
+            person = accounts.sign_in(db, accounts.Profile("local", "test", secrets.token_hex(8), name, None))
             secret, _ = accounts.create_token(
                 db, person.person_id, name=label, scopes=scopes or {"chat"}, expires_at=None
             )

@@ -130,3 +130,17 @@ def test_carry_takes_the_catalogue_fields_and_the_added_ones() -> None:
     assert carried == documents.InstitutionRef(7, "CERN", "01ggx4157", "Switzerland", "https://x.test/i/7")
     with pytest.raises(TypeError):
         documents.carry(documents.InstitutionRef, ref)
+
+
+def test_carry_takes_each_field_from_the_first_source_that_has_it() -> None:
+    @dataclasses.dataclass
+    class Named:
+        name: str
+
+    ref = researchers.InstitutionRef(7, "CERN", "01ggx4157", "Switzerland")
+    carried = documents.carry(
+        documents.InstitutionRef, Named("Conseil européen"), ref, url="https://x.test/i/7"
+    )
+    assert carried == documents.InstitutionRef(
+        7, "Conseil européen", "01ggx4157", "Switzerland", "https://x.test/i/7"
+    )
