@@ -267,6 +267,8 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             if other:
                 return f"where the passage says this it gives {other[0].text}, not {value.text}"
             continue
+        if not stated_as and _version(claim_tokens, value.start, passage):
+            continue  # a version of a name ("SQuAD 1.1" for "SQuAD1.1"), not a value
         if not stated_as:
             return f"{value.text} is not in the passage"
         # A difference ("by more than 2.0 BLEU") said as the value itself ("reaches 2.0 BLEU").
@@ -383,6 +385,13 @@ _GAINS = re.compile(
     r"ahead|beats?|exceed\w*|surpass\w*|increase\w*|decrease\w*|drops?|reduc\w*)\b",
     re.IGNORECASE,
 )
+
+
+def _version(tokens: Sequence[str], at: int, passage: str) -> bool:
+    """The number at word ``at`` goes with the name before it, which the passage writes with it
+    ("SQuAD 1.1" and "SQuAD1.1", "GPT 3.5" and "GPT-3.5")."""
+    name = tokens[at - 1] if at > 0 else ""
+    return bool(_names(name, anywhere=True)) and _holds_name(passage, name + tokens[at].rstrip(".,;:)"))
 
 
 def _margin(tokens: Sequence[str], at: int) -> bool:

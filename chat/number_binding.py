@@ -39,7 +39,7 @@ _GLUED_UNIT = (
     r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.'’])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand))?"
+    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b)?"
     rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
 )
 NOT_A_VALUE = re.compile(
@@ -53,7 +53,9 @@ NOT_A_VALUE = re.compile(
 _CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
 # A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),
 # not a suspended hyphen ("single- or multi-doc").
-_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)([a-z][\w-]*)")
+_BROKEN = re.compile(
+    r"(?<![\w-])([A-Za-z]+)- (?:(?!(?:and|or|to|nor|as|vs|but)\s)([a-z][\w-]*)|(\d+[A-Za-z][\w-]*))"
+)  # … or a name's size broken off ("LLaMA- 13B")
 # Powers of ten, read as one number ("5e−5", "5 × 10^-5", "13.6 · 10⁶"); in PDF text a superscript
 # exponent loses its place ("13.6 · 106"), so a single digit glued to "10" after a multiplication sign
 # is one, and "2 × 1024" is not.
@@ -114,8 +116,8 @@ class Value:
 
 
 def _join(m: re.Match[str]) -> str:
-    head, tail = m.group(1), m.group(2)
-    return f"{head}-{tail}" if not head.islower() or "-" in tail else head + tail
+    head, tail = m.group(1), m.group(2) or m.group(3)
+    return f"{head}-{tail}" if not head.islower() or "-" in tail or m.group(3) else head + tail
 
 
 def _power(m: re.Match[str]) -> str:
@@ -200,9 +202,9 @@ def parse(raw: str) -> tuple[float, str]:
     """The value and its unit class: "%", "x" (a factor), "scale" (k, M, billion…) or ""."""
     text = raw.replace(",", "").strip()
     unit = ""
-    for mark in ("%", "×", "x"):
+    for mark in ("%", "×", "x", "X"):
         if text.endswith(mark):
-            unit, text = ("x" if mark in "×x" else mark), text[: -len(mark)].strip()
+            unit, text = ("x" if mark in "×xX" else mark), text[: -len(mark)].strip()
     for word, factor in _SCALE.items():
         number = text[: -len(word)].strip()
         if text.lower().endswith(word) and number.replace(".", "", 1).isdigit():
@@ -227,6 +229,10 @@ def rounds_to(a: Value, b: Value) -> bool:
     places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
     decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
     units = {a.unit, b.unit} - {"", "word", "-"}
+    if (
+        b.unit == "scale" and not places and a.unit in ("", "scale")
+    ):  # "4K tokens" for 4096, "1M" for 1,048,576
+        return not same(a, b) and math.isclose(a.value, b.value, rel_tol=0.05)
     return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
 
 

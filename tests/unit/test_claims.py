@@ -802,3 +802,49 @@ def test_the_numbers_of_a_section_heading_at_a_chunk_s_start_are_no_values() -> 
     )
     assert stated("The large model reaches 84.2% top-1 accuracy in image classification.", passage)
     assert not stated("The large model reaches 20% top-1 accuracy in image classification.", passage)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "said"),
+    [
+        # a factor written with a capital X
+        (
+            "The kernel gives a speedup of at least 2.5 times.",
+            "Our kernel gives a speedup of 2.5X or more.",
+            True,
+        ),
+        (
+            "The kernel gives a speedup of at least 3.5 times.",
+            "Our kernel gives a speedup of 2.5X or more.",
+            False,
+        ),
+        # the number after "@" is part of a metric's name, not a value
+        (
+            "The reranker improves nDCG@10 by about 7%.",
+            "The reranker improves nDCG@1 and nDCG@10 by 4.2% and 6.9%, respectively.",
+            True,
+        ),
+        # a round figure with a scale states the exact number it rounds ("8K" for 8192)
+        (
+            "Training uses batches of about 8K tokens for 3 days.",
+            "We train with batches of 8192 tokens for 3 days.",
+            True,
+        ),
+        (
+            "Training uses batches of about 3K tokens for 3 days.",
+            "We train with batches of 8192 tokens for 3 days.",
+            False,
+        ),
+        # a version number that the passage writes onto its name
+        ("On GLUE 2.0 the model scores 81.", "On GLUE2.0 the model scores 81, and 77 on SuperGLUE.", True),
+    ],
+)
+def test_numbers_as_papers_write_them(claim: str, passage: str, said: bool) -> None:
+    assert stated(claim, passage) is said
+
+
+def test_a_name_s_size_broken_at_a_line_end_is_no_value() -> None:
+    from chat.number_binding import values
+
+    _, found = values("adding documents improved OPT- 66B by more than 4 points")
+    assert [v.text for v in found] == ["4"]
