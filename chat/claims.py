@@ -53,13 +53,16 @@ from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
 from chat.number_binding import values as _values
 from chat.polarity import antonym as _antonym
+from chat.polarity import compounds as _compounds
 from chat.polarity import fold as _fold
+from chat.polarity import holds_compound as _holds_compound
 from chat.polarity import holds_name as _holds_name
 from chat.polarity import names as _names
 from chat.polarity import negated as _negated
 from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
+from chat.polarity import plain as _plain
 from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
 from chat.polarity import superlative_swapped as _superlative_swapped
@@ -531,11 +534,11 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
     ]
     # Capitalised words joined into one name ("English-to-German", "Fusion-in-Decoder"): one part
     # swapped while another is kept is a kindred name ("English-to-Japanese").
-    for compound in _COMPOUND.findall(claim):
-        if _holds_name(passage, compound):
+    for compound in _compounds(claim):
+        if _holds_compound(passage, compound):
             continue
         parts = set(_parts(compound))
-        kin = [m for m in _COMPOUND.findall(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
+        kin = [m for m in _compounds(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
         if kin:
             return f"the passage says {kin[0]} here, not {compound}"
     for name in claim_names:
@@ -552,9 +555,6 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
     return None
 
 
-_COMPOUND = re.compile(r"\b[A-Z][\w.]*(?:-(?:[a-z]{1,3}-)?[A-Z][\w.]*)+\b")
-
-
 def _abbreviates(passage: str, name: str) -> bool:
     """``name`` begins with the initials of words the passage names ("NQ-trained": "Natural
     Questions")."""
@@ -563,11 +563,6 @@ def _abbreviates(passage: str, name: str) -> bool:
         return False
     runs = re.findall(r"[A-Z][\w'’]*(?:[\s-]+[A-Z][\w'’]*)+", passage)
     return any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs)
-
-
-def _plain(name: str) -> bool:
-    """A capitalised word ("Transformer"), not an acronym or a name with digits."""
-    return name.isalpha() and name[0].isupper() and name[1:].islower()
 
 
 def _parts(name: str) -> list[str]:

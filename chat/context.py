@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from catalog.urls import paper_path, reader_path
+from chat.polarity import compounds, holds_compound, holds_name, names, plain
 from chat.quotes import PER_PASSAGE, Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
 from chat.sentences import split
 from retrieval.embedder import Embedder
@@ -117,6 +118,7 @@ class KeyedPassage:
 class Gathered:
     passages: list[KeyedPassage]  # those the model reads first, then any shown for a key quote only
     quotes: list[Quote]  # best first; keys and offsets refer to ``passages``
+    unnamed: str | None = None  # a name of the question no page of the evidence writes
 
     @property
     def read(self) -> list[KeyedPassage]:
@@ -232,7 +234,7 @@ def gather(
         passage, offset = given[id(piece)]
         if offset <= quote.start and quote.end - offset <= len(passage.text):
             found.append(replace(quote, key=passage.key, start=quote.start - offset, end=quote.end - offset))
-    return Gathered(passages, found)
+    return Gathered(passages, found, unnamed(question, ranking))
 
 
 def _pack(pieces: Sequence[_Piece], budget: Budget, most: int) -> list[tuple[_Piece, str, int]]:
@@ -348,6 +350,24 @@ def _overlap_join(first: str, second: str, longest: int = 600) -> str:
         if first.endswith(second[:size]):
             return first + second[size:]
     return f"{first} {second}"
+
+
+def unnamed(question: str, ranking: EvidenceRanking) -> str | None:
+    """A name the question asks about ("ColBERTv2", "English-to-Japanese") that no page of the
+    evidence writes, nor its paper's title: the pages match the question's other words but are
+    about something else, and a model given them answers about that instead."""
+    found = " ".join(f"{c.title} {c.text}" for page in ranking.pages for c in page.chunks)
+    for name in compounds(question):
+        if not holds_compound(found, name):
+            return name
+    for name in names(question, anywhere=True):
+        if (
+            not plain(name)
+            and not holds_name(found, name)
+            and not any(name in c for c in compounds(question))
+        ):
+            return name
+    return None
 
 
 def prompt_passages(passages: Sequence[KeyedPassage]) -> str:

@@ -49,6 +49,11 @@ NO_EVIDENCE = (
     "These papers do not answer that: no passage in them matches the question closely enough. "
     "Try other words, or widen the papers the question is about."
 )
+# The passages match the question's words but not what it names: a model would answer about them.
+NOT_NAMED = (
+    "These papers do not mention {name}: the passages below are the closest, but they are about something "
+    "else, so no answer is drafted from them."
+)
 UNAVAILABLE = "The language model is unavailable; these are the passages that match."
 BUSY = "The language model is busy with other answers; these are the passages that match. Try again soon."
 CUT_OFF = "The language model stopped before the answer was complete."
@@ -178,14 +183,16 @@ class Chat:
                     "quotes": [q.to_json() for q in out.quotes],
                 },
             )
+            read = [p for p in passages if p.read]
             if not passages:
                 out.notice = out.notice or NO_EVIDENCE
                 out.answer = out.notice
+            elif found.unnamed:
+                out.notice = out.answer = NOT_NAMED.format(name=found.unnamed)
             elif llm is None:
                 out.notice = UNAVAILABLE
             else:
                 # Closed explicitly, so a reader leaving between two tokens closes the model's stream now.
-                read = [p for p in passages if p.read]
                 async with contextlib.aclosing(self._generate(llm, turn, read, out, started)) as tokens:
                     async for event in tokens:
                         yield event
@@ -288,7 +295,7 @@ class Chat:
             read = read[:-1]
         passages = read + [p for p in found.passages if not p.read]
         kept = {p.key for p in passages}
-        return Gathered(passages, [q for q in found.quotes if q.key in kept])
+        return Gathered(passages, [q for q in found.quotes if q.key in kept], found.unnamed)
 
     def _messages(
         self, question: str, passages: Sequence[KeyedPassage], exchanges: Sequence[tuple[str, str]] = ()

@@ -199,6 +199,27 @@ def fold(text: str) -> str:
     return re.sub(r"[\s\-–_/'’]+", "", text.lower().translate(_GREEK))
 
 
+# Capitalised words joined into one name: "English-to-German", "Fusion-in-Decoder".
+_COMPOUND = re.compile(r"\b[A-Z][\w.]*(?:-(?:[a-z]{1,3}-)?[A-Z][\w.]*)+\b")
+
+
+def compounds(text: str) -> list[str]:
+    return _COMPOUND.findall(text)
+
+
+def holds_compound(text: str, name: str) -> bool:
+    """``text`` writes the joined name, with or without its joining word or as an arrow
+    ("German-to-English", "German-English", "German→English")."""
+    head, joint, tail = name.partition("-to-")
+    variants = [name, f"{head}-{tail}", f"{head}→{tail}", f"{head} →{tail}"] if joint else [name]
+    return any(holds_name(text, v) for v in variants)
+
+
+def plain(name: str) -> bool:
+    """A capitalised word ("Transformer"), not an acronym or a name with digits."""
+    return name.isalpha() and name[0].isupper() and name[1:].islower()
+
+
 def holds_name(text: str, name: str) -> bool:
     return fold(name) in fold(text)
 

@@ -38,7 +38,7 @@ from typing import Any
 from catalog import arxiv_ids
 from chat.citations import declines
 from chat.llm import LLM, ModelChoice
-from chat.pipeline import NO_EVIDENCE, UNAVAILABLE, Chat, Outcome, Turn
+from chat.pipeline import NO_EVIDENCE, NOT_NAMED, UNAVAILABLE, Chat, Outcome, Turn
 from chat.runtime import LocalLLM
 from evals import jsonl
 from retrieval.evidence import EvidenceSource
@@ -106,7 +106,7 @@ def quote_hit(q: GoldQuestion, outcome: Outcome, k: int) -> bool:
 
 
 def abstained(outcome: Outcome) -> bool:
-    if outcome.notice == NO_EVIDENCE:
+    if outcome.notice == NO_EVIDENCE or (outcome.notice or "").startswith(NOT_NAMED.partition("{")[0]):
         return True
     return bool(outcome.answer) and declines(outcome.answer) and not outcome.references
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from app.main import create_app
-from chat.pipeline import ECHO, NO_EVIDENCE, UNAVAILABLE
+from chat.pipeline import ECHO, NO_EVIDENCE, NOT_NAMED, UNAVAILABLE
 from prompts import template
 from settings import Settings
 from tests.integration.browse_catalogue import served
@@ -143,6 +143,17 @@ def test_no_evidence_gives_the_fixed_answer_without_calling_the_model(app: Serve
     assert only(found, "evidence")[0]["passages"] == []
     assert only(found, "token") == []
     assert only(found, "done")[0]["notice"] == NO_EVIDENCE
+    assert app.model.requests == []
+
+
+def test_a_name_no_evidence_writes_gives_the_evidence_and_no_draft(app: Served) -> None:
+    """The question's other words find pages; the model it asks about is in none of them, so the
+    model is not asked (it would answer about the pages' own subject)."""
+    app.model.script()
+    found = ask(app, app.token(), QUESTION.replace("the Transformer", "the Transformer-XL"))
+    assert only(found, "evidence")[0]["passages"]
+    assert only(found, "token") == []
+    assert only(found, "done")[0]["notice"] == NOT_NAMED.format(name="Transformer-XL")
     assert app.model.requests == []
 
 

@@ -193,3 +193,39 @@ def test_a_chunk_is_evidence_by_its_words_or_its_own_similarity() -> None:
     assert is_evidence(0.2, 0.5, conf)
     assert not is_evidence(0.54, 0.49, conf)
     assert not is_evidence(0.54, None, conf)  # not found by the embedding search
+
+
+def test_a_name_the_evidence_never_writes_is_reported() -> None:
+    """The pages match the question's other words; the name it asks about is in none of them."""
+    source = FakeEvidence(
+        [chunk(12, DIMS, (5,)), chunk(11, HEADS, (5,)), chunk(30, OTHER, (1,), "1512.03385")]
+    )
+    asked = (
+        "How many attention heads does the base Transformer-XL use, and what is the dimension of each head?"
+    )
+    found = gather(source, asked, None, ChatSettings(), Budget(1800), None)
+    assert found.passages and found.unnamed == "Transformer-XL"
+    assert gather(source, QUESTION, None, ChatSettings(), Budget(1800), None).unnamed is None
+
+
+def test_a_joined_name_counts_as_written_without_its_joining_word() -> None:
+    text = "On WMT'16 German-English the 62B model gains 13 BLEU over the 8B model with one shot."
+    source = FakeEvidence([chunk(5, text, (28,), "2204.02311")])
+    said = gather(
+        source,
+        "How many BLEU does the 62B model gain on German-to-English?",
+        None,
+        ChatSettings(),
+        Budget(1800),
+        None,
+    )
+    assert said.passages and said.unnamed is None
+    other = gather(
+        source,
+        "How many BLEU does the 62B model gain on German-to-Japanese?",
+        None,
+        ChatSettings(),
+        Budget(1800),
+        None,
+    )
+    assert other.unnamed == "German-to-Japanese"
