@@ -110,7 +110,7 @@ class DenseRetriever:
 
     @property
     def index(self) -> VectorStoreIndex:
-        collection = self.store.collection  # a follower's changes when it re-opens
+        collection = self.store.collection  # built on first use
         if self._index is None or collection is not self._indexed:
             vector_store = _NearestIds(collection)
             self._index = VectorStoreIndex.from_vector_store(vector_store, embed_model=self._adapter)
