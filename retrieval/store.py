@@ -38,11 +38,11 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import chromadb
 import httpx
@@ -75,6 +75,22 @@ CHROMA_ERRORS: tuple[type[Exception], ...] = (ChromaError, ValueError, OSError, 
 
 class StoreError(RuntimeError):
     """Chroma is unreachable or refused an operation; the message says which and where."""
+
+
+T = TypeVar("T")
+
+
+def read_twice(read: Callable[[], T], what: str) -> T:
+    """A Chroma read, and once more when chromadb itself failed it (here, or at the writer for a
+    relayed read): a k-NN with a ``where`` filter that races a delete in the same process sometimes
+    gets ``InternalError: ... Error finding id`` (chromadb 1.5.9; 4 in 830 such queries under
+    constant writes), and the same query a moment later answers. Bad input, a failing disk or an
+    unreachable server are not retried; a second failure is raised as it is."""
+    try:
+        return read()
+    except (ChromaError, RelayError) as exc:
+        log.info("%s failed, reading once more: %s", what, exc)
+        return read()
 
 
 class StoreLocked(StoreError):
@@ -411,7 +427,9 @@ class ChunkStore:
 
     def ids(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
         try:
-            result = self.collection.get(where=cast(Any, where) if where else None, include=[])
+            result = read_twice(
+                lambda: self.collection.get(where=cast(Any, where) if where else None, include=[]), "ids"
+            )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"reading ids from {self.where} failed: {exc}") from exc
         return list(result["ids"])
@@ -419,11 +437,13 @@ class ChunkStore:
     def get(
         self, ids: Iterable[str] | None = None, *, where: Mapping[str, Any] | None = None
     ) -> list[StoredChunk]:
+        wanted = list(ids) if ids is not None else None
         try:
-            result = self.collection.get(
-                ids=list(ids) if ids is not None else None,
-                where=cast(Any, where) if where else None,
-                include=["documents", "metadatas"],
+            result = read_twice(
+                lambda: self.collection.get(
+                    ids=wanted, where=cast(Any, where) if where else None, include=["documents", "metadatas"]
+                ),
+                "get",
             )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"reading chunks from {self.where} failed: {exc}") from exc
@@ -439,11 +459,14 @@ class ChunkStore:
     ) -> list[Hit]:
         """Nearest chunks to one query vector (raw Chroma; hybrid search lives in ``retrieval.search``)."""
         try:
-            result = self.collection.query(
-                query_embeddings=np.asarray([vector], dtype=np.float32),
-                n_results=k,
-                where=cast(Any, where) if where else None,
-                include=["documents", "metadatas", "distances"],
+            result = read_twice(
+                lambda: self.collection.query(
+                    query_embeddings=np.asarray([vector], dtype=np.float32),
+                    n_results=k,
+                    where=cast(Any, where) if where else None,
+                    include=["documents", "metadatas", "distances"],
+                ),
+                "query",
             )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"query on {self.where} failed: {exc}") from exc
