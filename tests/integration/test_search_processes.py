@@ -379,6 +379,33 @@ def test_a_failing_vector_read_costs_a_search_its_vectors_not_its_answer(
         assert away.hits and any("relay does not answer" in n for n in away.notes), away.notes
 
 
+def test_a_k_nn_that_chromadb_fails_once_is_read_again(
+    site: Site, processes: SearchProcesses, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A k-NN with a filter that races a delete in the writing process sometimes gets chromadb's
+    ``InternalError: ... Error finding id`` and answers when asked again: read once more, in the web
+    process's own searches and in those of the search processes (read there through the relay)."""
+    from chromadb.errors import InternalError
+
+    collection = type(site.store.collection)
+    real = collection.query
+    failed: list[int] = []
+
+    def once(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not failed:
+            failed.append(os.getpid())
+            raise InternalError("Error executing plan: Internal error: Error finding id")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(collection, "query", once)
+    request = SearchRequest(q=listed(0, PAPERS)[5].title, mode="dense")
+    for search in (site.local.search, processes.search, processes.search):
+        failed.clear()
+        results = search(request)
+        assert failed == [os.getpid()]  # the writer's client, whichever process searched
+        assert results.hits and results.hits[0].dense_rank == 1 and not results.notes, results.notes
+
+
 def test_a_relayed_store_only_reads(site: Site, relay: StoreRelay) -> None:
     reader = ChunkStore.relayed(relay.address, name=site.store.name, dim=site.store.dim)
     try:
