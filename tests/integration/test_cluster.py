@@ -202,11 +202,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             worker = Service("worker", ["indexing", "worker"], env, work)
             services = [*apps, worker]
             cluster = Cluster(work, env, database_url, redis, nginx, apps, ports, worker, embeddings, model)
-            for n in range(2):
-                cluster.start_app(n)
-            worker.start()
-            nginx.start()
-            try:
+            try:  # whatever started is stopped, even when a later start fails (nginx missing)
+                for n in range(2):
+                    cluster.start_app(n)
+                worker.start()
+                nginx.start()
                 yield cluster
             finally:
                 nginx.stop()
