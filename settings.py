@@ -436,12 +436,6 @@ class SearchSettings(_Section):
         "little longer on a busy machine so that `/healthz` and cached pages do not wait behind it. "
         "0: the same priority as the web process.",
     )
-    search_vector_poll_seconds: float = Field(
-        2.0,
-        ge=0,
-        description="How often a search process looks whether the web process wrote the embedded vector "
-        "index, and re-opens it if so: the most a new paper waits to be found by meaning.",
-    )
     lexical_k1: float = Field(
         1.2, gt=0, description="BM25 k1 (term-frequency saturation) of the lexical index."
     )

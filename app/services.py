@@ -6,6 +6,7 @@ Handlers never build clients: they ask for ``db`` (a request-scoped catalogue se
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.admission import WorkGate
 from app.readiness import Check, Readiness
-from app.search_processes import SearchProcesses
+from app.search_processes import Opener, SearchProcesses
 from catalog.db import make_engine, session_factory, transaction
 from catalog.papers import count_papers
 from chat.llm import LLM, ModelChoice, make_llm
@@ -35,7 +36,7 @@ from indexing.wiring import make_embedder, open_page_reader, open_store, queue_f
 from retrieval.embedder import Embedder
 from retrieval.evidence import EvidenceSource
 from retrieval.search import SearchService, open_search
-from retrieval.store import ChunkStore
+from retrieval.store import ChunkStore, RelayAddress, StoreRelay
 from settings import Settings
 
 
@@ -61,6 +62,8 @@ class Services:
     # The same searches in processes of their own (``WOVEPAPER_SEARCH_PROCESSES``): what the search
     # page, the API and MCP call; the chat's evidence keeps ``search``.
     search_processes: SearchProcesses | None = None
+    # An embedded Chroma's reads served to those processes (only this process opens its directory).
+    store_relay: StoreRelay | None = None
     # Chat turns: retrieval's evidence over ``search``, then the model, see chat.pipeline.
     chat: Chat = field(init=False)
     # Searches run through this gate: bounded concurrency, the excess shed with a 503.
@@ -119,7 +122,11 @@ class Services:
         services.page_reader = open_page_reader(settings)
         if settings.search.search_processes:
             processes = services.search_gate.concurrency
-            services.search_processes = SearchProcesses(open_search_process, settings, processes, search)
+            opener: Opener = open_search_process
+            if not settings.chroma.chroma_host:  # embedded: the processes read through this one
+                services.store_relay = StoreRelay(store)
+                opener = functools.partial(open_search_process, relay=services.store_relay.address)
+            services.search_processes = SearchProcesses(opener, settings, processes, search)
         if not settings.redis.redis_url and settings.worker.worker_embedded:
             services.worker = start_in_thread(settings, engine, store, embedder)
         return services
@@ -193,6 +200,8 @@ class Services:
             self.worker.stop()
         if self.search_processes is not None:
             self.search_processes.close()
+        if self.store_relay is not None:
+            self.store_relay.close()
         if self.search is not None:
             self.search.close()
         if self.page_reader is not None:
@@ -201,12 +210,15 @@ class Services:
         self.engine.dispose()
 
 
-def open_search_process(settings: Settings) -> SearchService:
-    """A search process's own search service (see :mod:`app.search_processes`). It only reads:
-    the embedded Chroma as a follower of the web process that writes it."""
+def open_search_process(settings: Settings, relay: RelayAddress | None = None) -> SearchService:
+    """A search process's own search service (see :mod:`app.search_processes`). It only reads: an
+    embedded Chroma through the ``relay`` of the web process that writes it (chromadb writes the
+    directory on reads too, so no second process may open it), a Chroma server directly."""
+    if not settings.chroma.chroma_host and relay is None:
+        raise ValueError("a search process reads an embedded Chroma through its web process's relay")
     engine = make_engine(settings.database_url, echo=settings.database.database_echo)
     embedder = make_embedder(settings)
-    return open_search(settings, engine, open_store(settings, embedder, follower=True), embedder)
+    return open_search(settings, engine, open_store(settings, embedder, relay=relay), embedder)
 
 
 def lifespan(settings: Settings):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from indexing.progress import console_logging
 from indexing.worker import EmbeddedWorker, ThreadHandle
 from ingest.pdf import PARSER_VERSION, PdfLimits
 from retrieval.embedder import Embedder, make_embedder
-from retrieval.store import ChunkStore, collection_name
+from retrieval.store import ChunkStore, RelayAddress, collection_name
 from settings import Settings
 
 __all__ = [
@@ -41,19 +41,21 @@ def index_name(settings: Settings, embedder: Embedder) -> str:
     )
 
 
-def open_store(settings: Settings, embedder: Embedder | None = None, *, follower: bool = False) -> ChunkStore:
+def open_store(
+    settings: Settings, embedder: Embedder | None = None, *, relay: RelayAddress | None = None
+) -> ChunkStore:
     """The chunk store for the configured Chroma and the current index. Embedded Chroma: takes the
     single-writer lock, raising ``retrieval.store.StoreLocked`` (naming the holder) when another
-    process has it; a ``follower`` reads what that process writes instead (a search process)."""
+    process has it; with the writing process's ``relay`` (a search process), reads through it
+    instead and never opens the directory."""
     embedder = embedder or make_embedder(settings)
     name = index_name(settings, embedder)
     if settings.chroma.chroma_host:
         return ChunkStore.server(
             settings.chroma.chroma_host, settings.chroma.chroma_port, name=name, dim=embedder.dim
         )
-    if follower:
-        poll = settings.search.search_vector_poll_seconds
-        return ChunkStore.follower(settings.chroma_path, name=name, dim=embedder.dim, poll_seconds=poll)
+    if relay is not None:
+        return ChunkStore.relayed(relay, name=name, dim=embedder.dim)
     return ChunkStore.embedded(settings.chroma_path, name=name, dim=embedder.dim)
 
 

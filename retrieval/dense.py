@@ -28,7 +28,7 @@ from llama_index.vector_stores.chroma import ChromaVectorStore
 from pydantic import PrivateAttr
 
 from retrieval.embedder import Embedder
-from retrieval.store import CHROMA_ERRORS, ChunkStore, StoreError
+from retrieval.store import CHROMA_ERRORS, ChunkStore, StoreError, read_twice
 from retrieval.types import parse_chunk_id
 
 
@@ -110,7 +110,7 @@ class DenseRetriever:
 
     @property
     def index(self) -> VectorStoreIndex:
-        collection = self.store.collection  # a follower's changes when it re-opens
+        collection = self.store.collection  # built on first use
         if self._index is None or collection is not self._indexed:
             vector_store = _NearestIds(collection)
             self._index = VectorStoreIndex.from_vector_store(vector_store, embed_model=self._adapter)
@@ -139,7 +139,10 @@ class DenseRetriever:
             return None
         where = {"$and": [{"arxiv_id": {"$in": list(arxiv_ids)}}, {"kind": "abstract"}]}
         try:
-            found = self.store.collection.get(where=where, include=["embeddings"])  # type: ignore[arg-type]
+            found = read_twice(
+                lambda: self.store.collection.get(where=where, include=["embeddings"]),  # type: ignore[arg-type]
+                "feedback vectors",
+            )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"reading feedback vectors from {self.store.where} failed: {exc}") from exc
         embeddings = found.get("embeddings")
@@ -165,8 +168,9 @@ class DenseRetriever:
         embedding = list(vector) if vector is not None else self.embed_query(query)
         kwargs: dict[str, Any] = {"where": dict(where)} if where else {}
         retriever = self.index.as_retriever(similarity_top_k=k, vector_store_kwargs=kwargs)
+        bundle = QueryBundle(query_str=query, embedding=embedding)
         try:
-            nodes = retriever.retrieve(QueryBundle(query_str=query, embedding=embedding))
+            nodes = read_twice(lambda: retriever.retrieve(bundle), "k-NN")
         except CHROMA_ERRORS as exc:
             raise StoreError(f"the k-NN query on {self.store.where} failed: {exc}") from exc
         hits = []

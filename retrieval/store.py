@@ -6,11 +6,14 @@ Two ways to reach Chroma, one interface (:class:`ChunkStore`):
   ONE writing process (several corrupt it), so the path is guarded by an ``flock`` lock file: a
   second process is refused with a message naming the holder. The kernel drops the lock when its
   holder dies, so a stale lock file left by a killed process never blocks a restart.
-- **follower** (the search processes beside an embedded writer): the same directory opened to read
-  only. Another process's client loads the vector index once and does not see vectors added after
-  it opened (measured with chromadb 1.5.9; ``get`` and ``count`` do, ``query`` does not), so the
-  writer rewrites a generation file after every write and a follower, at most every
-  ``poll_seconds``, compares it with the one it opened at and re-opens its client when it changed.
+- **relayed** (the search processes beside an embedded writer): the writer process's collection,
+  read through a :class:`StoreRelay` it serves on an authenticated Unix socket. Only ONE process
+  may open an embedded directory at all, readers included: chromadb 1.5.9 applies the pending log
+  to its HNSW segment and writes the segment's files (and ``chroma.sqlite3``) on a *read*, so a
+  second process that "only reads" rewrites the files the writer writes. Measured: a reader process
+  beside a writer got ``InternalError: ... Error finding id`` and ``... Failed to apply logs to the
+  hnsw segment writer`` from its queries, and died of SIGSEGV in the Rust bindings within a minute
+  (``docs/decisions/search-processes.md``).
 - **server**: an ``HttpClient`` to a ``chroma run`` server, shared by any number of workers and web
   processes.
 
@@ -22,20 +25,24 @@ changes nothing; replacing a paper deletes its chunks that are not in the new se
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fcntl
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
+import secrets
 import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import chromadb
 import httpx
@@ -55,16 +62,35 @@ MetaValue = Scalar | list[str]  # lists (e.g. categories) are filterable with ``
 # Chroma caps the records per call (max_batch_size, about 5k on SQLite); stay well below it.
 WRITE_BATCH = 1000
 LOCK_FILE = ".wovepaper-writer.lock"
-GENERATION_FILE = ".wovepaper-generation"  # rewritten after every write; followers re-open on a change
+
+
+class RelayError(RuntimeError):
+    """A read through the writer process's :class:`StoreRelay` failed there, or the relay is away."""
 
 
 # What a Chroma call raises when the store is broken or away: its own errors, bad input it refuses,
-# a failing disk, and (HttpClient) the server being unreachable.
-CHROMA_ERRORS: tuple[type[Exception], ...] = (ChromaError, ValueError, OSError, httpx.HTTPError)
+# a failing disk, (HttpClient) the server being unreachable, and (relayed) the writer's relay.
+CHROMA_ERRORS: tuple[type[Exception], ...] = (ChromaError, ValueError, OSError, httpx.HTTPError, RelayError)
 
 
 class StoreError(RuntimeError):
     """Chroma is unreachable or refused an operation; the message says which and where."""
+
+
+T = TypeVar("T")
+
+
+def read_twice(read: Callable[[], T], what: str) -> T:
+    """A Chroma read, and once more when chromadb itself failed it (here, or at the writer for a
+    relayed read): a k-NN with a ``where`` filter that races a delete in the same process sometimes
+    gets ``InternalError: ... Error finding id`` (chromadb 1.5.9; 4 in 830 such queries under
+    constant writes), and the same query a moment later answers. Bad input, a failing disk or an
+    unreachable server are not retried; a second failure is raised as it is."""
+    try:
+        return read()
+    except (ChromaError, RelayError) as exc:
+        log.info("%s failed, reading once more: %s", what, exc)
+        return read()
 
 
 class StoreLocked(StoreError):
@@ -182,8 +208,7 @@ class WriterLock:
 
 
 class ChunkStore:
-    """Chunks of one collection. Thread-safe: the client is built once, on first use (a follower's
-    again whenever the writer's generation changed)."""
+    """Chunks of one collection. Thread-safe: the client is built once, on first use."""
 
     def __init__(
         self,
@@ -194,24 +219,20 @@ class ChunkStore:
         host: str = "",
         port: int = 8000,
         lock: bool = True,
-        follow_seconds: float | None = None,
+        relay: RelayAddress | None = None,
     ) -> None:
-        if not path and not host:
-            raise ValueError("a ChunkStore needs an embedded path or a server host")
+        if not path and not host and relay is None:
+            raise ValueError("a ChunkStore needs an embedded path, a server host or a writer's relay")
         self.name = name
         self.dim = dim
         self.path = path
         self.host = host
         self.port = port
-        embedded = path is not None and not host
-        self._lock = WriterLock(path) if path and not host and lock and follow_seconds is None else None
+        self.relay = relay
+        self._lock = WriterLock(path) if path and not host and lock and relay is None else None
         self._client: ClientAPI | None = None
         self._collection: Collection | None = None
         self._guard = threading.Lock()
-        # A follower: the generation its client was opened at, how often it looks, when it looks next.
-        self._follow = follow_seconds if embedded else None
-        self._generation: str | None = None
-        self._next_look = 0.0
         if self._lock:
             self._lock.acquire()  # refuse early, before anything else is opened
 
@@ -220,11 +241,10 @@ class ChunkStore:
         return cls(name=name, dim=dim, path=path)
 
     @classmethod
-    def follower(cls, path: Path, *, name: str, dim: int, poll_seconds: float) -> ChunkStore:
-        """Reads an embedded Chroma that another process writes, seeing its writes within
-        ``poll_seconds`` (plus the time to re-open). Never writes; takes no lock. Meant for a
-        process with no other client of ``path`` (chromadb shares one per path and process)."""
-        return cls(name=name, dim=dim, path=path, follow_seconds=poll_seconds)
+    def relayed(cls, relay: RelayAddress, *, name: str, dim: int) -> ChunkStore:
+        """Reads the collection of the process that writes an embedded Chroma, through its
+        :class:`StoreRelay`: sees every write at once, never opens the directory, never writes."""
+        return cls(name=name, dim=dim, relay=relay)
 
     @classmethod
     def server(cls, host: str, port: int, *, name: str, dim: int) -> ChunkStore:
@@ -232,12 +252,18 @@ class ChunkStore:
 
     @property
     def where(self) -> str:
-        return f"chroma server {self.host}:{self.port}" if self.host else f"embedded chroma {self.path}"
+        if self.host:
+            return f"chroma server {self.host}:{self.port}"
+        if self.relay is not None:
+            return f"embedded chroma of the writing process (relay {self.relay.path})"
+        return f"embedded chroma {self.path}"
 
     # -- connection ------------------------------------------------------------------------------
 
     @property
     def client(self) -> ClientAPI:
+        if self.relay is not None:
+            raise StoreError(f"the {self.where} is read through its relay; this process opens no client")
         with self._guard:
             if self._client is None:
                 settings = ChromaClientSettings(anonymized_telemetry=False)
@@ -254,10 +280,13 @@ class ChunkStore:
     @property
     def collection(self) -> Collection:
         """The chromadb collection (cosine space), created on first use. Retrieval code that wants
-        the raw collection (e.g. llama-index's ``ChromaVectorStore``) takes it from here: a
-        follower's is a new object after each re-open."""
-        if self._follow is not None:
-            self._catch_up()
+        the raw collection (e.g. llama-index's ``ChromaVectorStore``) takes it from here. Relayed:
+        an object with the collection's reads (``query``, ``get``, ``count``) done by the writer."""
+        if self.relay is not None:
+            with self._guard:
+                if self._collection is None:
+                    self._collection = cast(Collection, RelayedCollection(self.relay))
+            return self._collection
         if self._collection is None:
             client = self.client
             with self._guard:
@@ -277,7 +306,10 @@ class ChunkStore:
 
     def ping(self) -> None:
         try:
-            self.client.heartbeat()
+            if self.relay is not None:
+                self.collection.count()
+            else:
+                self.client.heartbeat()
         except CHROMA_ERRORS as exc:
             raise StoreError(f"the {self.where} does not answer: {exc}") from exc
 
@@ -288,6 +320,9 @@ class ChunkStore:
                 self._lock.release()
 
     def _close_client(self) -> None:
+        if isinstance(self._collection, RelayedCollection):
+            self._collection.close()
+            self._collection = None
         if self._client is not None:
             try:
                 cast(Any, self._client).close()  # Client has close(); the ClientAPI protocol does not
@@ -295,43 +330,6 @@ class ChunkStore:
                 log.warning("closing the %s failed: %s", self.where, exc)
             self._client = None
             self._collection = None
-
-    # -- following another process's writes ----------------------------------------------------
-
-    def _generation_file(self) -> Path:
-        assert self.path is not None
-        return self.path / GENERATION_FILE
-
-    def _read_generation(self) -> str:
-        try:
-            return self._generation_file().read_text()
-        except FileNotFoundError:
-            return ""
-
-    def _bump_generation(self) -> None:
-        """The writer: a new generation after a write (written whole, then renamed into place)."""
-        if self._lock is None:
-            return
-        target = self._generation_file()
-        part = target.with_name(f"{GENERATION_FILE}.{os.getpid()}.{threading.get_ident()}")
-        part.write_text(f"{time.time_ns()} {os.getpid()}")
-        part.replace(target)
-
-    def _catch_up(self) -> None:
-        """A follower: re-open when the writer's generation differs from the one the client was
-        opened at. The generation is read before opening, so a write after it is seen next time."""
-        assert self._follow is not None
-        now = time.monotonic()
-        if now < self._next_look:
-            return
-        self._next_look = now + self._follow
-        current = self._read_generation()
-        with self._guard:
-            if current != self._generation:
-                # close() drops chromadb's shared system for the path, so the next client loads the
-                # vector index as it is on disk now; a new client of the same open path would not.
-                self._close_client()
-                self._generation = current
 
     # -- writes ----------------------------------------------------------------------------------
 
@@ -409,8 +407,6 @@ class ChunkStore:
                 )
             except CHROMA_ERRORS as exc:
                 raise StoreError(f"upsert of {len(batch)} chunks into {self.where} failed: {exc}") from exc
-            finally:
-                self._bump_generation()  # even a failed batch may have written part of itself
 
     def _delete(self, ids: Sequence[str]) -> None:
         self._writable()
@@ -419,12 +415,10 @@ class ChunkStore:
                 self.collection.delete(ids=list(ids[start : start + WRITE_BATCH]))
             except CHROMA_ERRORS as exc:
                 raise StoreError(f"deleting chunks in the {self.where} failed: {exc}") from exc
-            finally:
-                self._bump_generation()
 
     def _writable(self) -> None:
-        if self._follow is not None:
-            raise StoreError(f"a follower of the {self.where} only reads; its writer process writes")
+        if self.relay is not None:
+            raise StoreError(f"the {self.where} is only read here; the writing process writes")
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -433,7 +427,9 @@ class ChunkStore:
 
     def ids(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
         try:
-            result = self.collection.get(where=cast(Any, where) if where else None, include=[])
+            result = read_twice(
+                lambda: self.collection.get(where=cast(Any, where) if where else None, include=[]), "ids"
+            )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"reading ids from {self.where} failed: {exc}") from exc
         return list(result["ids"])
@@ -441,11 +437,13 @@ class ChunkStore:
     def get(
         self, ids: Iterable[str] | None = None, *, where: Mapping[str, Any] | None = None
     ) -> list[StoredChunk]:
+        wanted = list(ids) if ids is not None else None
         try:
-            result = self.collection.get(
-                ids=list(ids) if ids is not None else None,
-                where=cast(Any, where) if where else None,
-                include=["documents", "metadatas"],
+            result = read_twice(
+                lambda: self.collection.get(
+                    ids=wanted, where=cast(Any, where) if where else None, include=["documents", "metadatas"]
+                ),
+                "get",
             )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"reading chunks from {self.where} failed: {exc}") from exc
@@ -461,11 +459,14 @@ class ChunkStore:
     ) -> list[Hit]:
         """Nearest chunks to one query vector (raw Chroma; hybrid search lives in ``retrieval.search``)."""
         try:
-            result = self.collection.query(
-                query_embeddings=np.asarray([vector], dtype=np.float32),
-                n_results=k,
-                where=cast(Any, where) if where else None,
-                include=["documents", "metadatas", "distances"],
+            result = read_twice(
+                lambda: self.collection.query(
+                    query_embeddings=np.asarray([vector], dtype=np.float32),
+                    n_results=k,
+                    where=cast(Any, where) if where else None,
+                    include=["documents", "metadatas", "distances"],
+                ),
+                "query",
             )
         except CHROMA_ERRORS as exc:
             raise StoreError(f"query on {self.where} failed: {exc}") from exc
@@ -477,6 +478,149 @@ class ChunkStore:
             Hit(i, float(dist), doc or "", dict(meta or {}))  # type: ignore[arg-type]
             for i, doc, meta, dist in zip(ids, documents, metadatas, distances, strict=True)
         ]
+
+
+# -- the writer's relay: the collection's reads for the other processes of an embedded Chroma ------
+
+RELAY_READS = frozenset({"query", "get", "count"})
+
+
+@dataclass(frozen=True, slots=True)
+class RelayAddress:
+    """Where a :class:`StoreRelay` listens and the key that admits a reader (picklable: a spawned
+    search process gets it with its settings)."""
+
+    path: str
+    authkey: bytes = field(repr=False)
+
+
+class RelayedCollection:
+    """The writing process's collection as a reader in another process sees it: ``query``, ``get``
+    and ``count`` (the keyword arguments of chromadb's) sent through its relay and done there. One
+    connection, one request at a time; a broken connection is opened again once per call. Every
+    failure is a :class:`RelayError` (one of ``CHROMA_ERRORS``, so callers translate it as any)."""
+
+    def __init__(self, relay: RelayAddress) -> None:
+        self.relay = relay
+        self._connection: Connection | None = None
+        self._guard = threading.Lock()
+
+    def query(self, **kwargs: Any) -> Any:
+        return self._call("query", kwargs)
+
+    def get(self, ids: Any = None, **kwargs: Any) -> Any:
+        return self._call("get", {"ids": ids, **kwargs})
+
+    def count(self) -> int:
+        return cast(int, self._call("count", {}))
+
+    def _call(self, read: str, kwargs: dict[str, Any]) -> Any:
+        with self._guard:
+            for attempt in (1, 2):
+                try:
+                    if self._connection is None:
+                        self._connection = Client(self.relay.path, "AF_UNIX", authkey=self.relay.authkey)
+                    self._connection.send((read, kwargs))
+                    ok, value = self._connection.recv()
+                    break
+                except (OSError, EOFError, multiprocessing.AuthenticationError) as exc:
+                    self._drop()  # the writer restarted its relay, or is gone: one new connection
+                    if attempt == 2:
+                        raise RelayError(f"the writing process's relay does not answer: {exc!r}") from exc
+        if not ok:
+            raise RelayError(value)
+        return value
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(OSError):
+                self._connection.close()
+            self._connection = None
+
+    def close(self) -> None:
+        with self._guard:
+            self._drop()
+
+
+class StoreRelay:
+    """The embedded store's reads served to the other processes of this machine (the search
+    processes) on a Unix socket, so that only the writing process opens the directory. Each reader
+    connects once (authenticated by a random key) and gets a thread here; a read runs on this
+    process's own client, like one of its own searches. A failed read is answered with its message
+    and the reader raises it as a :class:`RelayError`; the relay itself never stops on one."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        if store.host or store.relay is not None:
+            raise ValueError(f"only the process that writes an embedded Chroma relays it, not {store.where}")
+        self.store = store
+        authkey = secrets.token_bytes(32)
+        self._listener = Listener(family="AF_UNIX", authkey=authkey)
+        self.address = RelayAddress(str(self._listener.address), authkey)
+        self._closed = threading.Event()
+        self._readers: set[Connection] = set()
+        self._readers_guard = threading.Lock()
+        self._accepting = threading.Thread(target=self._accept, name="chroma-relay", daemon=True)
+        self._accepting.start()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                connection = self._listener.accept()
+            except (OSError, EOFError, multiprocessing.AuthenticationError) as exc:
+                if not self._closed.is_set():
+                    log.warning("the chroma relay refused a connection: %r", exc)
+                    time.sleep(0.1)  # not a busy loop should accept() keep failing
+                continue
+            if self._closed.is_set():
+                connection.close()
+                break
+            threading.Thread(
+                target=self._serve, args=(connection,), name="chroma-relay-reader", daemon=True
+            ).start()
+
+    def _serve(self, connection: Connection) -> None:
+        with self._readers_guard:
+            if self._closed.is_set():
+                connection.close()
+                return
+            self._readers.add(connection)
+        try:
+            self._answer(connection)
+        finally:
+            with self._readers_guard:
+                self._readers.discard(connection)
+            connection.close()
+
+    def _answer(self, connection: Connection) -> None:
+        while True:
+            try:
+                read, kwargs = connection.recv()
+            except (OSError, EOFError):  # the reader is gone
+                return
+            try:
+                if read not in RELAY_READS:
+                    raise ValueError(f"the relay reads, and {read!r} is not a read")
+                answer: tuple[bool, Any] = (True, getattr(self.store.collection, read)(**kwargs))
+            except Exception as exc:  # the reader's search goes on without vectors, with a note
+                answer = (False, f"{type(exc).__name__}: {exc}")
+            try:
+                connection.send(answer)
+            except (OSError, ValueError):
+                return
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        # Wakes the accepting thread: closing a listening socket does not interrupt its accept().
+        with contextlib.suppress(OSError, EOFError, multiprocessing.AuthenticationError):
+            Client(self.address.path, "AF_UNIX", authkey=self.address.authkey).close()
+        self._accepting.join(timeout=5)
+        self._listener.close()
+        with self._readers_guard:  # the readers' threads wait in recv(): an end of file wakes them
+            for connection in self._readers:
+                with contextlib.suppress(OSError), socket.socket(fileno=os.dup(connection.fileno())) as end:
+                    end.shutdown(socket.SHUT_RDWR)
 
 
 def wait_for_server(host: str, port: int, *, timeout: float = 30.0) -> None:

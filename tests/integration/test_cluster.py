@@ -202,11 +202,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             worker = Service("worker", ["indexing", "worker"], env, work)
             services = [*apps, worker]
             cluster = Cluster(work, env, database_url, redis, nginx, apps, ports, worker, embeddings, model)
-            for n in range(2):
-                cluster.start_app(n)
-            worker.start()
-            nginx.start()
-            try:
+            try:  # whatever started is stopped, even when a later start fails (nginx missing)
+                for n in range(2):
+                    cluster.start_app(n)
+                worker.start()
+                nginx.start()
                 yield cluster
             finally:
                 nginx.stop()
@@ -519,11 +519,18 @@ def test_an_app_dying_mid_stream_fails_only_its_own_streams(cluster: Cluster) ->
     finally:
         cluster.model.delta_delay = 0.0
         cluster.model.default = ("I cannot tell.",)
-    upstream_of = {}
-    for line in cluster.nginx.access_log.read_text().splitlines()[before:]:
-        tag, upstream = re.search(r"[?&]t=(s\d)", line), re.search(r" upstream=(\S+)", line)
-        if tag and upstream:
-            upstream_of[tag.group(1)] = int(upstream.group(1).rsplit(":", 1)[1])
+    upstream_of: dict[str, int] = {}
+
+    def all_logged() -> bool:
+        """nginx writes a request's line once it has finished it, which on a loaded machine may be
+        a moment after the client has read the last of the answer."""
+        for line in cluster.nginx.access_log.read_text().splitlines()[before:]:
+            tag, upstream = re.search(r"[?&]t=(s\d)", line), re.search(r" upstream=(\S+)", line)
+            if tag and upstream:
+                upstream_of[tag.group(1)] = int(upstream.group(1).rsplit(":", 1)[1])
+        return all(s.tag in upstream_of for s in streams)
+
+    wait_until(all_logged, 10, "the proxy's access log lines of the four streams")
     victim, survivor = cluster.app_ports
     on_victim = [s for s in streams if upstream_of[s.tag] == victim]
     on_survivor = [s for s in streams if upstream_of[s.tag] == survivor]
