@@ -203,10 +203,14 @@ def holds_name(text: str, name: str) -> bool:
     return fold(name) in fold(text)
 
 
+# A word broken at a line's end ("out- perform"), not a suspended hyphen ("single- or multi-doc").
+_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)([a-z]+)")
+
+
 def _directions(text: str) -> set[int]:
     """The directions of the comparisons in ``text`` (1 up, -1 down); "not" before one turns it."""
     found = set()
-    words = text.lower().split()
+    words = _BROKEN.sub(r"\1\2", text).lower().split()
     for i, word in enumerate(words):
         for t in term_list(word):
             if t in _DIRECTION:
@@ -254,10 +258,13 @@ def order_swapped(claim: str, window: str) -> bool:
     shared = list(dict.fromkeys(n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)))
     if len(shared) < 2 or not _directions(claim):
         return False
-    a, b = _compared(claim, shared) or (shared[0], shared[1])
+    compared = _compared(claim, shared)
+    if compared is None and not _after_comparison(claim, shared):
+        return False  # no name after the comparison: a condition and a subject, not two sides
+    a, b = compared or (shared[0], shared[1])
     text = _clause_stating(claim, window) or window
-    if _passive(claim, a, b) or _passive(text, a, b):
-        return False
+    if not _directions(text) or _passive(claim, a, b) or _passive(text, a, b):
+        return False  # a passage that lists the two (with their numbers) does not order them
     a, b = fold(a), fold(b)
     fa, fb = fold(claim), fold(text)
     if a not in fb or b not in fb:
@@ -283,15 +290,7 @@ def _fold_find(text: str, name: str) -> int:
 def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
     """The names nearest before and after the claim's first comparative word ("the BM25 baseline
     outperforms DPR": BM25, DPR)."""
-    lowered = claim.lower()
-    at = next(
-        (
-            m.start()
-            for m in re.finditer(r"[a-z]+", lowered)
-            if any(t in _DIRECTION for t in term_list(m.group()))
-        ),
-        None,
-    )
+    at = _comparative_at(claim)
     if at is None:
         return None
     where = {n: claim.find(n) for n in names}
@@ -300,6 +299,24 @@ def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
     if not before or not after:
         return None
     return max(before, key=lambda n: where[n]), min(after, key=lambda n: where[n])
+
+
+def _after_comparison(claim: str, names: Sequence[str]) -> bool:
+    """Some of ``names`` stand after the claim's first comparative word ("a lower runtime for DPR and
+    a comparable one for GAR")."""
+    at = _comparative_at(claim)
+    return at is not None and any(claim.find(n) > at for n in names)
+
+
+def _comparative_at(claim: str) -> int | None:
+    return next(
+        (
+            m.start()
+            for m in re.finditer(r"[a-z]+", claim.lower())
+            if any(t in _DIRECTION for t in term_list(m.group()))
+        ),
+        None,
+    )
 
 
 def _clause_stating(claim: str, window: str) -> str | None:

@@ -739,6 +739,28 @@ def test_a_comparison_agrees_with_the_numbers_the_passage_gives_each_side() -> N
     assert check_claim(swapped, passage).kind == "direction"
 
 
+def test_two_names_listed_with_their_numbers_are_not_ordered_by_the_passage() -> None:
+    passage = "We measure perplexities of 14.2 (Hyena) and 19.8 (Mamba) on PG-19, and both train stably."
+    assert check_claim("On PG-19, Mamba's perplexity of 19.8 is well above Hyena's 14.2.", passage).supported
+
+
+def test_names_all_before_the_comparative_word_are_a_condition_and_a_subject() -> None:
+    passage = (
+        "Adding the retrieved abstracts improved Falcon-7B on SciQ by more than 4 points (from 71.2% to "
+        "75.6%), and on PubMedQA by 2 points."
+    )
+    claim = "On SciQ, Falcon-7B gained more than four points, reaching about 76%."
+    assert check_claim(claim, passage).supported
+
+
+def test_a_comparative_broken_at_a_line_end_still_orders_the_names() -> None:
+    passage = "On CoLA, we find that the Pythia models consistently out- perform the Bloom models."
+    stated = check_claim("On CoLA, the Pythia models consistently outperform the Bloom models.", passage)
+    assert stated.supported
+    swapped = check_claim("On CoLA, the Bloom models consistently outperform the Pythia models.", passage)
+    assert swapped.kind == "direction"
+
+
 @pytest.mark.parametrize(
     ("claim", "stated"),
     [
