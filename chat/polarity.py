@@ -32,7 +32,11 @@ _NAME = re.compile(
     r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    r"\b(?:not|no|never|neither|nor|without|except|apart from|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
+    r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
+    # what is left to future work is not done ("we leave X to future work")
+    r"|\b(?:leave|leaves|left)\b(?=[^.;]{0,150}?\b(?:to|for) future (?:work|research)\b)"
     # a negative-prefixed predicate: "were unaware", "is non-trivial", "remains largely unexplored"
     # (not "under", "until", "unless", "unique", "unit", "union", "universal", "uniform", "unify")
     r"|\b(?:is|are|was|were|be|been|being|remains?|remained)\s+(?:[a-z]+ly\s+)?"
@@ -360,10 +364,24 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
             # a condition negates only what follows it ("improvements without introducing
             # parameters" does not deny the improvements), and not when it repeats one stated before
             near = set() if any(governed <= said for said in stated) else governed
+        elif cue in ("except", "apart from") or _CONTRAST.fullmatch(cue):
+            # "trained identically except batch size": only what it sets apart, and only the words
+            # the rest of the sentence does not say too ("task specific, as opposed to dataset
+            # specific" denies "dataset"); a contrast denies the sentence's subject a predicate said of
+            # what it is contrasted with ("contrasts earlier works that aim to …"), not a name
+            # ("Unlike BERT, ELMo …")
+            phrase = re.split(r"[,;:.!?()]", text[match.end() :])[0]
+            rest = terms(text[: match.start()] + " " + text[match.end() + len(phrase) :])
+            if cue not in ("except", "apart from"):
+                relative = re.search(r"\b(?:that|which|who)\b", phrase)
+                phrase = phrase[relative.end() :] if relative else ""
+            # an exception of a name only ("Apart from PubMedQA, …") is a condition, not a negation
+            near = terms(phrase) - rest - terms(" ".join(names(phrase, anywhere=True)))
         count += bool(near & wanted)
     return count % 2 == 1
 
 
+_CONTRAST = re.compile(r"unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from")
 _BREAK = re.compile(r"[,;:()]|\b(?:and|but|while|whereas|which|that|to)\b", re.IGNORECASE)
 _WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few as the pattern allows
 _REPLACED = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+replaced\s+(?:with|by)\s+{_WORDS}", re.I)

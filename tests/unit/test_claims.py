@@ -702,6 +702,35 @@ def test_replacements_keep_their_roles(claim: str, stated: bool) -> None:
         assert result.kind == "direction", result
 
 
+CONTRASTS = (
+    "Our tokenizer is trained on the target corpus, in contrast to earlier systems that reuse a generic "
+    "vocabulary. The adapters are layer specific, as opposed to task specific. Unlike Llama, Qwen is "
+    "trained with a code-heavy mixture. We leave an analysis of multilingual transfer to future work. All "
+    "four runs were configured identically (except the random seed) with the same optimiser and schedule."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # a contrast with what others do ("in contrast to systems that …") denies it of the subject
+        ("The tokenizer does not reuse a generic vocabulary but is trained on the target corpus.", True),
+        ("Like earlier systems, the tokenizer reuses a generic vocabulary.", False),
+        # … but not what the sentence says of the subject, nor the name contrasted
+        ("The adapters are layer specific.", True),
+        ("Qwen is trained with a code-heavy mixture.", True),
+        # what is left to future work is not done
+        ("An analysis of multilingual transfer is not part of this work.", True),
+        ("An analysis of multilingual transfer is part of this work.", False),
+        # "except" sets apart only what it names
+        ("The four runs were configured identically apart from the random seed.", True),
+        ("The four runs were configured identically except for the optimiser.", False),
+    ],
+)
+def test_contrasts_deferrals_and_exceptions_are_negations(claim: str, stated: bool) -> None:
+    assert check_claim(claim, CONTRASTS).supported is stated
+
+
 def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> None:
     passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
     assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
