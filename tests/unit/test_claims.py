@@ -731,6 +731,24 @@ def test_contrasts_deferrals_and_exceptions_are_negations(claim: str, stated: bo
     assert check_claim(claim, CONTRASTS).supported is stated
 
 
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # less of a quantity of which less is better is better: "a lower latency" is "faster"
+        ("The distilled parser is faster than the full parser.", True),
+        ("The distilled parser is slower than the full parser.", False),
+        ("Quantisation reduces the word error rate of the recogniser.", True),
+        ("Quantisation increases the word error rate of the recogniser.", False),
+    ],
+)
+def test_less_of_a_cost_is_better(claim: str, stated: bool) -> None:
+    passage = (
+        "The distilled parser has a much lower latency than the full parser on every treebank. With "
+        "quantisation, the recogniser's word error rate improves slightly, from 7.9 to 7.6."
+    )
+    assert check_claim(claim, passage).supported is stated
+
+
 def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> None:
     passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
     assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
