@@ -435,6 +435,11 @@ _WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few a
 _REPLACED = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+replaced\s+(?:with|by)\s+{_WORDS}", re.I)
 _REPLACE = re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_WORDS}\s+(?:with|by)\s+{_WORDS}", re.I)
 _INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", re.I)
+_UNLIKE = re.compile(r"\b(?:unlike|in\s+contrast\s+to|as\s+opposed\s+to)\s+([^,;:.]+),\s*", re.I)
+_PREDICATE = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|can|could|does|do|did|will|would|uses?|used|needs?|requires?)\b",
+    re.I,
+)
 
 
 def roles(text: str) -> list[tuple[set[str], set[str]]]:
@@ -449,6 +454,13 @@ def roles(text: str) -> list[tuple[set[str], set[str]]]:
         return {t for t in terms(" ".join(picked)) if not any(c.isdigit() for c in t)}  # numbers aside
 
     pairs = []
+    for m in _UNLIKE.finditer(text):  # "Unlike A, B is …": B is what the sentence speaks of
+        subject, other = _PREDICATE.split(text[m.end() :])[0], m.group(1)
+        every = names(text, anywhere=True)  # read in the sentence: "Adam" after "Unlike Lion, " is one
+        named = [n for n in every if n in subject], [n for n in every if n in other]
+        if all(named):  # the names, when both sides are named ("Unlike Adam, Lion keeps …")
+            subject, other = (" ".join(n) for n in named)
+        pairs.append((side(subject), side(other)))
     for m in _REPLACED.finditer(text):
         pairs.append((side(m.group(1)), side(text[: m.start()], backwards=True)))
     for m in _REPLACE.finditer(text):
@@ -465,9 +477,18 @@ def roles_swapped(claim: str, window: str) -> str | None:
     what the sentence names only as dropped ("grows quadratically" against "grows linearly, instead of
     quadratically")."""
     theirs = roles(window)
+    mine = roles(claim)
+    said = terms(window)
+    twice = {t for t, n in Counter(term_list(claim)).items() if n > 1}  # said of both sides
+    for my_kept, my_dropped in mine:
+        # "depends on all states rather than only on the latest state" against "depends only on the
+        # latest state": the claim drops what the sentence says, and keeps nothing it says
+        own = my_kept - twice
+        if own and my_dropped <= said and not own & said and not negated(window, my_dropped):
+            shown = ", ".join(word(t, window) for t in sorted(my_dropped))
+            return f"the passage says {shown}, which this says is not so"
     if not theirs:
         return None
-    mine = roles(claim)
     claimed = terms(claim)
     counts = Counter(term_list(window))
     for kept, dropped in theirs:

@@ -702,6 +702,26 @@ def test_replacements_keep_their_roles(claim: str, stated: bool) -> None:
         assert result.kind == "direction", result
 
 
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # "Unlike A, B is …" says it of B
+        ("Unlike Adam, Lion keeps a single momentum buffer per weight.", True),
+        ("Unlike Lion, Adam keeps a single momentum buffer per weight.", False),
+        # a claim that drops what the passage says ("rather than"), keeping nothing it says
+        ("Each update reads only the current gradient rather than a window of past gradients.", True),
+        ("Each update reads a window of past gradients rather than only the current gradient.", False),
+    ],
+)
+def test_unlike_and_rather_than_keep_their_roles(claim: str, stated: bool) -> None:
+    passage = (
+        "Unlike Adam, Lion keeps a single momentum buffer per weight, which halves the optimiser's "
+        "memory. Each update reads only the current gradient and that buffer."
+    )
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+
+
 CONTRASTS = (
     "Our tokenizer is trained on the target corpus, in contrast to earlier systems that reuse a generic "
     "vocabulary. The adapters are layer specific, as opposed to task specific. Unlike Llama, Qwen is "
