@@ -53,6 +53,7 @@ from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
 from chat.number_binding import values as _values
 from chat.polarity import antonym as _antonym
+from chat.polarity import clause_swapped as _clause_swapped
 from chat.polarity import fold as _fold
 from chat.polarity import holds_name as _holds_name
 from chat.polarity import names as _names
@@ -192,6 +193,7 @@ def _check(
         _roles_swapped(claim, window.text)
         or _superlative_swapped(claim, sentences)
         or _numbers_compared(claim, passage)
+        or _clause_swapped(claim, window.text)
     )
     if problem:
         return fail("direction", problem)

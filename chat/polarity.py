@@ -120,6 +120,9 @@ _ANTONYMS = [
     ("best", "worst"),
     ("first", "last"),
     ("larg", "small"),
+    ("larger", "smaller"),
+    ("longer", "shorter"),
+    ("higher", "lower"),
     ("long", "short"),
     ("same", "differ"),
     ("independ", "joint"),
@@ -497,8 +500,8 @@ def roles_swapped(claim: str, window: str) -> str | None:
                 return "the passage gives them the other roles (what it keeps and what it drops)"
         only_dropped = {t for t in dropped & claimed if counts[t] == 1}
         if only_dropped and not mine and not kept & claimed and not negated(claim, claimed):
-            said = ", ".join(word(t, window) for t in sorted(only_dropped))
-            return f"the passage names {said} only as what it does not use"
+            shown = ", ".join(word(t, window) for t in sorted(only_dropped))
+            return f"the passage names {shown} only as what it does not use"
     return None
 
 
@@ -630,3 +633,56 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     if said != way:
         return f"the passage gives {a.text} against {b.text}"
     return None
+
+
+_PARTS = re.compile(r";|,?\s*\b(?:whereas|while|but)\b", re.IGNORECASE)
+_CLAUSES = re.compile(r"[,;:()\[\]]|\b(?:and|whereas|while|but|which|that|who)\b", re.IGNORECASE)
+
+
+def clause_swapped(claim: str, window: str) -> str | None:
+    """ "LED adds a pre-training objective" against "LED and PRIMERA handle long inputs, and PRIMERA
+    adds a pre-training objective": the clause of the passage's sentence that says most of what a part
+    of the claim says (its parts: the clauses "whereas", "while", "but" or ";" join) is said of another
+    name (its own, or the nearest before it: "Wikipedia, which is identical …"), and the claim's name
+    stands in a clause of the sentence that says less of it."""
+    if len(_PARTS.split(claim)) < 2 or len(_PARTS.split(window)) < 2:
+        return None  # only two contrasted clauses, in the claim and in the passage
+    for part in _PARTS.split(claim):  # "larger batches help early, while smaller ones help later"
+        said = terms(part)
+        overlap, clause = max(((len(said & terms(c)), c) for c in _PARTS.split(window)), key=lambda r: r[0])
+        swapped = antonym(said, terms(clause)) if overlap >= 3 else None
+        if swapped:
+            return f"the passage says {word(swapped[1], clause)!r} here, not {word(swapped[0], part)!r}"
+    every = names(window, anywhere=True)
+    mine = [n for n in names(claim, anywhere=True) if holds_name(window, n)]
+    if not mine or not every:
+        return None
+    clauses = [c for c in _CLAUSES.split(window) if c and c.strip()]
+    owners: list[list[str]] = []
+    last: list[str] = []
+    for c in clauses:
+        own = [n for n in every if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", c)]
+        owners.append(own or last)
+        last = own or last
+    whole = terms(claim) - {t for n in mine for t in terms(n)}
+    for part in _PARTS.split(claim):
+        theirs = [n for n in mine if n in part]
+        if not theirs:
+            continue
+        says = terms(part) - {t for n in mine for t in terms(n)}
+        says = says if len(says) >= 3 else whole
+        scores = [len(says & terms(c)) for c in clauses]
+        best = max(range(len(clauses)), key=lambda i: scores[i])
+        held = [i for i in range(len(clauses)) if any(_fold_in(n, owners[i]) for n in theirs)]
+        if scores[best] < 2 or not held or any(_fold_in(n, owners[best]) for n in theirs):
+            continue
+        if max(scores[i] for i in held) >= scores[best]:
+            continue
+        other = [m for m in owners[best] if not any(fold(m) == fold(n) for n in theirs)]
+        if other:
+            return f"the passage says this of {other[0]}, not {theirs[0]}"
+    return None
+
+
+def _fold_in(name: str, found: Sequence[str]) -> bool:
+    return any(fold(name) == fold(n) for n in found)

@@ -769,6 +769,25 @@ def test_less_of_a_cost_is_better(claim: str, stated: bool) -> None:
     assert check_claim(claim, passage).supported is stated
 
 
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # two contrasted clauses: each says what the passage's clause with most of its words says
+        ("Hydra solved the maze in every run, whereas Gorgon never got past the first room.", True),
+        ("Gorgon solved the maze in every run, whereas Hydra never got past the first room.", False),
+        ("Shorter prompts work best for short answers, while longer prompts help on essays.", True),
+        ("Longer prompts work best for short answers, while shorter prompts help on essays.", False),
+    ],
+)
+def test_two_contrasted_clauses_keep_their_subjects(claim: str, stated: bool) -> None:
+    passage = (
+        "In the navigation study, Hydra solved the maze in every run, whereas Gorgon never got past the "
+        "first room. For writing, shorter prompts work best for short answers, while longer prompts help "
+        "on essays."
+    )
+    assert check_claim(claim, passage).supported is stated
+
+
 def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> None:
     passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
     assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
