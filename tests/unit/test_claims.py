@@ -751,6 +751,17 @@ def test_contrasts_deferrals_and_exceptions_are_negations(claim: str, stated: bo
     assert check_claim(claim, CONTRASTS).supported is stated
 
 
+def test_each_statement_of_a_semicolon_claim_is_held_against_its_own_sentence() -> None:
+    passage = (
+        "Earlier pruning methods rely on fixed schedules. Our method is different: the "
+        "sparsity of each layer is learned jointly with its weights. No schedule is tuned by hand."
+    )
+    stated = "The method does not tune a sparsity schedule by hand; each layer's sparsity is learned."
+    assert check_claim(stated, passage).supported
+    wrong = "The method tunes a sparsity schedule by hand; each layer's sparsity is learned."
+    assert check_claim(wrong, passage).kind == "negation"
+
+
 @pytest.mark.parametrize(
     ("claim", "stated"),
     [
