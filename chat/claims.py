@@ -53,6 +53,7 @@ from chat.number_binding import same as _same
 from chat.number_binding import tokens as _tokens
 from chat.number_binding import values as _values
 from chat.polarity import antonym as _antonym
+from chat.polarity import clause_swapped as _clause_swapped
 from chat.polarity import compounds as _compounds
 from chat.polarity import fold as _fold
 from chat.polarity import holds_compound as _holds_compound
@@ -195,14 +196,32 @@ def _check(
         _roles_swapped(claim, window.text)
         or _superlative_swapped(claim, sentences)
         or _numbers_compared(claim, passage)
+        or _clause_swapped(claim, window.text)
     )
     if problem:
         return fail("direction", problem)
-    best_sentence = _best_sentence(window.text, wanted, claim)
-    elsewhere = passage.replace(best_sentence, " ")
-    if _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted):
+    if _negation_differs(claim, wanted, passage, window.text, sentences):
         return fail("negation", "the passage says the opposite (a negation does not agree)")
     return ClaimCheck("supported", "", "", passage[span[0] : span[1]], span)
+
+
+def _negation_differs(
+    claim: str, wanted: set[str], passage: str, window: str, sentences: Sequence[str]
+) -> bool:
+    """Whether the claim's negation disagrees with the sentence it rests on. A claim of two statements
+    joined by a semicolon ("X is not done; Y is left implicit") holds each against the passage's
+    sentence that says most of it."""
+    parts = [p for p in claim.split(";") if len(terms(p) & wanted) >= 3]
+    if len(parts) > 1:
+        for part in parts:
+            mine = terms(part) & wanted
+            said = max(sentences, key=lambda t: len(mine & terms(t)))
+            if _negated(part, mine, passage.replace(said, " ")) != _negated(said, mine):
+                return True
+        return False
+    best_sentence = _best_sentence(window, wanted, claim)
+    elsewhere = passage.replace(best_sentence, " ")
+    return _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted)
 
 
 def _singles(windows: Sequence[Sentence]) -> int:

@@ -32,7 +32,11 @@ _NAME = re.compile(
     r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    r"\b(?:not|no|never|neither|nor|without|except|apart from|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
+    r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
+    # what is left to future work is not done ("we leave X to future work")
+    r"|\b(?:leave|leaves|left)\b(?=[^.;]{0,150}?\b(?:to|for) future (?:work|research)\b)"
     # a negative-prefixed predicate: "were unaware", "is non-trivial", "remains largely unexplored"
     # (not "under", "until", "unless", "unique", "unit", "union", "universal", "uniform", "unify")
     r"|\b(?:is|are|was|were|be|been|being|remains?|remained)\s+(?:[a-z]+ly\s+)?"
@@ -116,6 +120,9 @@ _ANTONYMS = [
     ("best", "worst"),
     ("first", "last"),
     ("larg", "small"),
+    ("larger", "smaller"),
+    ("longer", "shorter"),
+    ("higher", "lower"),
     ("long", "short"),
     ("same", "differ"),
     ("independ", "joint"),
@@ -224,18 +231,70 @@ def holds_name(text: str, name: str) -> bool:
     return fold(name) in fold(text)
 
 
+# A word broken at a line's end ("out- perform"), not a suspended hyphen ("single- or multi-doc").
+_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)([a-z]+)")
+
+
+# Quantities of which less is better: "a lower runtime" is "faster", "reduces the error" "improves".
+_LESS_IS_BETTER = frozenset(term_list("time runtime latency error errors loss perplexity cost wer overhead"))
+_SAYS_BETTER = frozenset(
+    term_list("better worse faster slower improve improves improved improving superior inferior")
+    + term_list("outperform outperforms outperformed underperform underperforms underperformed")
+)
+
+
 def _directions(text: str) -> set[int]:
-    """The directions of the comparisons in ``text`` (1 up, -1 down); "not" before one turns it."""
+    """The directions of the comparisons in ``text`` (1 up, -1 down); "not" before one turns it, and
+    so does a quantity of which less is better that it qualifies ("a lower runtime", "reduces the
+    error"): said the way a quality is, "faster"."""
     found = set()
-    words = text.lower().split()
+    words = _BROKEN.sub(r"\1\2", text).lower().split()
     for i, word in enumerate(words):
         for t in term_list(word):
             if t in _DIRECTION:
                 negated = any(
                     w in ("not", "no", "never") or w.endswith("n't") for w in words[max(0, i - 3) : i]
                 )
+                if t not in _SAYS_BETTER and _qualified(words[i + 1 : i + 5]) & _LESS_IS_BETTER:
+                    negated = not negated
                 found.add(-_DIRECTION[t] if negated else _DIRECTION[t])
     return found
+
+
+_PHRASE_ENDS = frozenset(
+    [
+        "of",
+        "for",
+        "on",
+        "in",
+        "with",
+        "than",
+        "and",
+        "or",
+        "by",
+        "to",
+        "at",
+        "from",
+        "as",
+        "while",
+        "when",
+        "that",
+        "which",
+    ]
+)
+
+
+def _qualified(words: Sequence[str]) -> set[str]:
+    """The stems of the noun phrase ``words`` begin with ("the top-1 error by …": top, 1, error),
+    up to a function word or a clause break."""
+    out: set[str] = set()
+    for w in words:
+        if w.strip(",;:.()") in _PHRASE_ENDS:
+            break
+        out.update(term_list(w))
+        if re.search(r"[,;:.()]$", w):
+            break
+    return out
 
 
 def word(stem: str, text: str) -> str:
@@ -275,10 +334,13 @@ def order_swapped(claim: str, window: str) -> bool:
     shared = list(dict.fromkeys(n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)))
     if len(shared) < 2 or not _directions(claim):
         return False
-    a, b = _compared(claim, shared) or (shared[0], shared[1])
+    compared = _compared(claim, shared)
+    if compared is None and not _after_comparison(claim, shared):
+        return False  # no name after the comparison: a condition and a subject, not two sides
+    a, b = compared or (shared[0], shared[1])
     text = _clause_stating(claim, window) or window
-    if _passive(claim, a, b) or _passive(text, a, b):
-        return False
+    if not _directions(text) or _passive(claim, a, b) or _passive(text, a, b):
+        return False  # a passage that lists the two (with their numbers) does not order them
     a, b = fold(a), fold(b)
     fa, fb = fold(claim), fold(text)
     if a not in fb or b not in fb:
@@ -304,15 +366,7 @@ def _fold_find(text: str, name: str) -> int:
 def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
     """The names nearest before and after the claim's first comparative word ("the BM25 baseline
     outperforms DPR": BM25, DPR)."""
-    lowered = claim.lower()
-    at = next(
-        (
-            m.start()
-            for m in re.finditer(r"[a-z]+", lowered)
-            if any(t in _DIRECTION for t in term_list(m.group()))
-        ),
-        None,
-    )
+    at = _comparative_at(claim)
     if at is None:
         return None
     where = {n: claim.find(n) for n in names}
@@ -321,6 +375,24 @@ def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
     if not before or not after:
         return None
     return max(before, key=lambda n: where[n]), min(after, key=lambda n: where[n])
+
+
+def _after_comparison(claim: str, names: Sequence[str]) -> bool:
+    """Some of ``names`` stand after the claim's first comparative word ("a lower runtime for DPR and
+    a comparable one for GAR")."""
+    at = _comparative_at(claim)
+    return at is not None and any(claim.find(n) > at for n in names)
+
+
+def _comparative_at(claim: str) -> int | None:
+    return next(
+        (
+            m.start()
+            for m in re.finditer(r"[a-z]+", claim.lower())
+            if any(t in _DIRECTION for t in term_list(m.group()))
+        ),
+        None,
+    )
 
 
 def _clause_stating(claim: str, window: str) -> str | None:
@@ -364,15 +436,34 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
             # a condition negates only what follows it ("improvements without introducing
             # parameters" does not deny the improvements), and not when it repeats one stated before
             near = set() if any(governed <= said for said in stated) else governed
+        elif cue in ("except", "apart from") or _CONTRAST.fullmatch(cue):
+            # "trained identically except batch size": only what it sets apart, and only the words
+            # the rest of the sentence does not say too ("task specific, as opposed to dataset
+            # specific" denies "dataset"); a contrast denies the sentence's subject a predicate said of
+            # what it is contrasted with ("contrasts earlier works that aim to …"), not a name
+            # ("Unlike BERT, ELMo …")
+            phrase = re.split(r"[,;:.!?()]", text[match.end() :])[0]
+            rest = terms(text[: match.start()] + " " + text[match.end() + len(phrase) :])
+            if cue not in ("except", "apart from"):
+                relative = re.search(r"\b(?:that|which|who)\b", phrase)
+                phrase = phrase[relative.end() :] if relative else ""
+            # an exception of a name only ("Apart from PubMedQA, …") is a condition, not a negation
+            near = terms(phrase) - rest - terms(" ".join(names(phrase, anywhere=True)))
         count += bool(near & wanted)
     return count % 2 == 1
 
 
+_CONTRAST = re.compile(r"unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from")
 _BREAK = re.compile(r"[,;:()]|\b(?:and|but|while|whereas|which|that|to)\b", re.IGNORECASE)
 _WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few as the pattern allows
 _REPLACED = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+replaced\s+(?:with|by)\s+{_WORDS}", re.I)
 _REPLACE = re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_WORDS}\s+(?:with|by)\s+{_WORDS}", re.I)
 _INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", re.I)
+_UNLIKE = re.compile(r"\b(?:unlike|in\s+contrast\s+to|as\s+opposed\s+to)\s+([^,;:.]+),\s*", re.I)
+_PREDICATE = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|can|could|does|do|did|will|would|uses?|used|needs?|requires?)\b",
+    re.I,
+)
 
 
 def roles(text: str) -> list[tuple[set[str], set[str]]]:
@@ -387,6 +478,13 @@ def roles(text: str) -> list[tuple[set[str], set[str]]]:
         return {t for t in terms(" ".join(picked)) if not any(c.isdigit() for c in t)}  # numbers aside
 
     pairs = []
+    for m in _UNLIKE.finditer(text):  # "Unlike A, B is …": B is what the sentence speaks of
+        subject, other = _PREDICATE.split(text[m.end() :])[0], m.group(1)
+        every = names(text, anywhere=True)  # read in the sentence: "Adam" after "Unlike Lion, " is one
+        named = [n for n in every if n in subject], [n for n in every if n in other]
+        if all(named):  # the names, when both sides are named ("Unlike Adam, Lion keeps …")
+            subject, other = (" ".join(n) for n in named)
+        pairs.append((side(subject), side(other)))
     for m in _REPLACED.finditer(text):
         pairs.append((side(m.group(1)), side(text[: m.start()], backwards=True)))
     for m in _REPLACE.finditer(text):
@@ -403,9 +501,18 @@ def roles_swapped(claim: str, window: str) -> str | None:
     what the sentence names only as dropped ("grows quadratically" against "grows linearly, instead of
     quadratically")."""
     theirs = roles(window)
+    mine = roles(claim)
+    said = terms(window)
+    twice = {t for t, n in Counter(term_list(claim)).items() if n > 1}  # said of both sides
+    for my_kept, my_dropped in mine:
+        # "depends on all states rather than only on the latest state" against "depends only on the
+        # latest state": the claim drops what the sentence says, and keeps nothing it says
+        own = my_kept - twice
+        if own and my_dropped <= said and not own & said and not negated(window, my_dropped):
+            shown = ", ".join(word(t, window) for t in sorted(my_dropped))
+            return f"the passage says {shown}, which this says is not so"
     if not theirs:
         return None
-    mine = roles(claim)
     claimed = terms(claim)
     counts = Counter(term_list(window))
     for kept, dropped in theirs:
@@ -414,8 +521,8 @@ def roles_swapped(claim: str, window: str) -> str | None:
                 return "the passage gives them the other roles (what it keeps and what it drops)"
         only_dropped = {t for t in dropped & claimed if counts[t] == 1}
         if only_dropped and not mine and not kept & claimed and not negated(claim, claimed):
-            said = ", ".join(word(t, window) for t in sorted(only_dropped))
-            return f"the passage names {said} only as what it does not use"
+            shown = ", ".join(word(t, window) for t in sorted(only_dropped))
+            return f"the passage names {shown} only as what it does not use"
     return None
 
 
@@ -547,3 +654,56 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     if said != way:
         return f"the passage gives {a.text} against {b.text}"
     return None
+
+
+_PARTS = re.compile(r";|,?\s*\b(?:whereas|while|but)\b", re.IGNORECASE)
+_CLAUSES = re.compile(r"[,;:()\[\]]|\b(?:and|whereas|while|but|which|that|who)\b", re.IGNORECASE)
+
+
+def clause_swapped(claim: str, window: str) -> str | None:
+    """ "LED adds a pre-training objective" against "LED and PRIMERA handle long inputs, and PRIMERA
+    adds a pre-training objective": the clause of the passage's sentence that says most of what a part
+    of the claim says (its parts: the clauses "whereas", "while", "but" or ";" join) is said of another
+    name (its own, or the nearest before it: "Wikipedia, which is identical …"), and the claim's name
+    stands in a clause of the sentence that says less of it."""
+    if len(_PARTS.split(claim)) < 2 or len(_PARTS.split(window)) < 2:
+        return None  # only two contrasted clauses, in the claim and in the passage
+    for part in _PARTS.split(claim):  # "larger batches help early, while smaller ones help later"
+        said = terms(part)
+        overlap, clause = max(((len(said & terms(c)), c) for c in _PARTS.split(window)), key=lambda r: r[0])
+        swapped = antonym(said, terms(clause)) if overlap >= 3 else None
+        if swapped:
+            return f"the passage says {word(swapped[1], clause)!r} here, not {word(swapped[0], part)!r}"
+    every = names(window, anywhere=True)
+    mine = [n for n in names(claim, anywhere=True) if holds_name(window, n)]
+    if not mine or not every:
+        return None
+    clauses = [c for c in _CLAUSES.split(window) if c and c.strip()]
+    owners: list[list[str]] = []
+    last: list[str] = []
+    for c in clauses:
+        own = [n for n in every if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", c)]
+        owners.append(own or last)
+        last = own or last
+    whole = terms(claim) - {t for n in mine for t in terms(n)}
+    for part in _PARTS.split(claim):
+        theirs = [n for n in mine if n in part]
+        if not theirs:
+            continue
+        says = terms(part) - {t for n in mine for t in terms(n)}
+        says = says if len(says) >= 3 else whole
+        scores = [len(says & terms(c)) for c in clauses]
+        best = max(range(len(clauses)), key=lambda i: scores[i])
+        held = [i for i in range(len(clauses)) if any(_fold_in(n, owners[i]) for n in theirs)]
+        if scores[best] < 2 or not held or any(_fold_in(n, owners[best]) for n in theirs):
+            continue
+        if max(scores[i] for i in held) >= scores[best]:
+            continue
+        other = [m for m in owners[best] if not any(fold(m) == fold(n) for n in theirs)]
+        if other:
+            return f"the passage says this of {other[0]}, not {theirs[0]}"
+    return None
+
+
+def _fold_in(name: str, found: Sequence[str]) -> bool:
+    return any(fold(name) == fold(n) for n in found)

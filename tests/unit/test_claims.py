@@ -702,6 +702,103 @@ def test_replacements_keep_their_roles(claim: str, stated: bool) -> None:
         assert result.kind == "direction", result
 
 
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # "Unlike A, B is …" says it of B
+        ("Unlike Adam, Lion keeps a single momentum buffer per weight.", True),
+        ("Unlike Lion, Adam keeps a single momentum buffer per weight.", False),
+        # a claim that drops what the passage says ("rather than"), keeping nothing it says
+        ("Each update reads only the current gradient rather than a window of past gradients.", True),
+        ("Each update reads a window of past gradients rather than only the current gradient.", False),
+    ],
+)
+def test_unlike_and_rather_than_keep_their_roles(claim: str, stated: bool) -> None:
+    passage = (
+        "Unlike Adam, Lion keeps a single momentum buffer per weight, which halves the optimiser's "
+        "memory. Each update reads only the current gradient and that buffer."
+    )
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+
+
+CONTRASTS = (
+    "Our tokenizer is trained on the target corpus, in contrast to earlier systems that reuse a generic "
+    "vocabulary. The adapters are layer specific, as opposed to task specific. Unlike Llama, Qwen is "
+    "trained with a code-heavy mixture. We leave an analysis of multilingual transfer to future work. All "
+    "four runs were configured identically (except the random seed) with the same optimiser and schedule."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # a contrast with what others do ("in contrast to systems that …") denies it of the subject
+        ("The tokenizer does not reuse a generic vocabulary but is trained on the target corpus.", True),
+        ("Like earlier systems, the tokenizer reuses a generic vocabulary.", False),
+        # … but not what the sentence says of the subject, nor the name contrasted
+        ("The adapters are layer specific.", True),
+        ("Qwen is trained with a code-heavy mixture.", True),
+        # what is left to future work is not done
+        ("An analysis of multilingual transfer is not part of this work.", True),
+        ("An analysis of multilingual transfer is part of this work.", False),
+        # "except" sets apart only what it names
+        ("The four runs were configured identically apart from the random seed.", True),
+        ("The four runs were configured identically except for the optimiser.", False),
+    ],
+)
+def test_contrasts_deferrals_and_exceptions_are_negations(claim: str, stated: bool) -> None:
+    assert check_claim(claim, CONTRASTS).supported is stated
+
+
+def test_each_statement_of_a_semicolon_claim_is_held_against_its_own_sentence() -> None:
+    passage = (
+        "Earlier pruning methods rely on fixed schedules. Our method is different: the "
+        "sparsity of each layer is learned jointly with its weights. No schedule is tuned by hand."
+    )
+    stated = "The method does not tune a sparsity schedule by hand; each layer's sparsity is learned."
+    assert check_claim(stated, passage).supported
+    wrong = "The method tunes a sparsity schedule by hand; each layer's sparsity is learned."
+    assert check_claim(wrong, passage).kind == "negation"
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # less of a quantity of which less is better is better: "a lower latency" is "faster"
+        ("The distilled parser is faster than the full parser.", True),
+        ("The distilled parser is slower than the full parser.", False),
+        ("Quantisation reduces the word error rate of the recogniser.", True),
+        ("Quantisation increases the word error rate of the recogniser.", False),
+    ],
+)
+def test_less_of_a_cost_is_better(claim: str, stated: bool) -> None:
+    passage = (
+        "The distilled parser has a much lower latency than the full parser on every treebank. With "
+        "quantisation, the recogniser's word error rate improves slightly, from 7.9 to 7.6."
+    )
+    assert check_claim(claim, passage).supported is stated
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # two contrasted clauses: each says what the passage's clause with most of its words says
+        ("Hydra solved the maze in every run, whereas Gorgon never got past the first room.", True),
+        ("Gorgon solved the maze in every run, whereas Hydra never got past the first room.", False),
+        ("Shorter prompts work best for short answers, while longer prompts help on essays.", True),
+        ("Longer prompts work best for short answers, while shorter prompts help on essays.", False),
+    ],
+)
+def test_two_contrasted_clauses_keep_their_subjects(claim: str, stated: bool) -> None:
+    passage = (
+        "In the navigation study, Hydra solved the maze in every run, whereas Gorgon never got past the "
+        "first room. For writing, shorter prompts work best for short answers, while longer prompts help "
+        "on essays."
+    )
+    assert check_claim(claim, passage).supported is stated
+
+
 def test_a_name_that_begins_the_claim_counts_in_the_order_of_a_comparison() -> None:
     passage = "Because it stores every gradient, Lion is three times slower per step than Sophia."
     assert check_claim("Lion is three times slower per step than Sophia.", passage).supported
@@ -737,6 +834,28 @@ def test_a_comparison_agrees_with_the_numbers_the_passage_gives_each_side() -> N
     assert check_claim(stated, passage).supported
     swapped = "The dense tagger trained on 20,000 sentences outperforms the compact tagger."
     assert check_claim(swapped, passage).kind == "direction"
+
+
+def test_two_names_listed_with_their_numbers_are_not_ordered_by_the_passage() -> None:
+    passage = "We measure perplexities of 14.2 (Hyena) and 19.8 (Mamba) on PG-19, and both train stably."
+    assert check_claim("On PG-19, Mamba's perplexity of 19.8 is well above Hyena's 14.2.", passage).supported
+
+
+def test_names_all_before_the_comparative_word_are_a_condition_and_a_subject() -> None:
+    passage = (
+        "Adding the retrieved abstracts improved Falcon-7B on SciQ by more than 4 points (from 71.2% to "
+        "75.6%), and on PubMedQA by 2 points."
+    )
+    claim = "On SciQ, Falcon-7B gained more than four points, reaching about 76%."
+    assert check_claim(claim, passage).supported
+
+
+def test_a_comparative_broken_at_a_line_end_still_orders_the_names() -> None:
+    passage = "On CoLA, we find that the Pythia models consistently out- perform the Bloom models."
+    stated = check_claim("On CoLA, the Pythia models consistently outperform the Bloom models.", passage)
+    assert stated.supported
+    swapped = check_claim("On CoLA, the Bloom models consistently outperform the Pythia models.", passage)
+    assert swapped.kind == "direction"
 
 
 @pytest.mark.parametrize(
