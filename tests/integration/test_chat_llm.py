@@ -14,6 +14,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterator
+from itertools import pairwise
 
 import httpx
 import openai
@@ -94,7 +95,11 @@ def test_tokens_stream_incrementally_with_only_given_citations(app: Served) -> N
     kinds = [k for k, _ in found]
     assert kinds[0] == "evidence" and kinds[-1] == "done", kinds
     assert len(arrivals) >= 5, "the answer did not arrive as several tokens"
-    assert arrivals[-1] - arrivals[0] > 0.1, "the tokens arrived all at once"
+    # Apart, not all at once: a buffered answer's lines arrive within a millisecond of each other,
+    # while a streamed one's come as the model makes them (SmolLM2 makes five in well under 0.1 s here,
+    # so no fixed span holds on a fast machine).
+    apart = [b - a for a, b in pairwise(arrivals) if b - a > 0.002]
+    assert len(apart) >= 3, f"the tokens arrived all at once: {arrivals}"
     given = {p["key"] for p in only(found, "evidence")[0]["passages"]}
     citations = only(found, "citations")[0]
     assert all(r["key"] in given for r in citations["references"])
