@@ -422,7 +422,7 @@ class SearchSettings(_Section):
         "beyond that a search gets a 503 with `Retry-After` at once, rather than queueing without bound.",
     )
     search_processes: bool = Field(
-        False,
+        True,
         description="Run searches in `WOVEPAPER_SEARCH_CONCURRENCY` processes of their own (at a lower "
         "CPU priority), so their work holds neither the web process's GIL nor a core against `/healthz` "
         "and cached pages; false: in threads of the web process (see Operations, Overload, for what "
