@@ -22,6 +22,11 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "WOVEPAPER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 REDIS_TEST_URL = os.environ.get("WOVEPAPER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+# Searches run in threads of the app under test unless a test asks for processes: spawning and
+# warming a pool of search processes for every app a test starts costs minutes of the suite. The
+# processes (the default) have their own tests, and the cluster behind nginx and the signed-in
+# fuzz run them.
+SEARCH_PROCESSES_IN_TESTS = "false"
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +42,7 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         monkeypatch.delenv(name)
     monkeypatch.setenv("WOVEPAPER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("WOVEPAPER_ENVIRONMENT", "test")
+    monkeypatch.setenv("WOVEPAPER_SEARCH_PROCESSES", SEARCH_PROCESSES_IN_TESTS)
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()

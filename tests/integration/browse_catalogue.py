@@ -45,7 +45,7 @@ from ingest.importer import Importer
 from ingest.sources import kaggle, listings
 from retrieval.lexical import LexicalIndex
 from settings import Settings
-from tests.conftest import POSTGRES_ADMIN_URL
+from tests.conftest import POSTGRES_ADMIN_URL, SEARCH_PROCESSES_IN_TESTS
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 HOSTILE_TITLE = '<script>alert("title")</script> Robust *bold* [click](javascript:alert(1)) & <b>more</b>'
@@ -345,7 +345,14 @@ def settings_for(url: str, env: dict[str, str]) -> Settings:
     }
     for key in saved:
         del os.environ[key]
-    os.environ.update({"WOVEPAPER_DATABASE_URL": url, "WOVEPAPER_ENVIRONMENT": "test", **env})
+    os.environ.update(
+        {
+            "WOVEPAPER_DATABASE_URL": url,
+            "WOVEPAPER_ENVIRONMENT": "test",
+            "WOVEPAPER_SEARCH_PROCESSES": SEARCH_PROCESSES_IN_TESTS,
+            **env,
+        }
+    )
     try:
         settings = Settings()
         for name, member in vars(Settings).items():

@@ -57,7 +57,9 @@ HUGE_IDS = ("99999999999999999999", "18446744073709551616", "9223372036854775808
 def site(
     served_catalogue: ServedCatalogue, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SignedInSite]:
-    with signed_in_site(served_catalogue, tmp_path_factory.mktemp("signed-in")) as s:
+    # Searches in processes, as served by default: the fuzz runs the path a deployment runs.
+    env = {"WOVEPAPER_SEARCH_PROCESSES": "true"}
+    with signed_in_site(served_catalogue, tmp_path_factory.mktemp("signed-in"), env) as s:
         yield s
 
 
