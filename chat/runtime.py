@@ -50,8 +50,12 @@ SERVER_REQUIREMENT = f"llama-cpp-python[server]=={SERVER_VERSION}"
 # the CPU, so a wheel built for one CPU is never installed on another (pip's own wheel cache is keyed
 # by the source, not by the build flags, so it is not used for it); "portable" is llama.cpp's x86-64
 # baseline (AVX2/FMA/F16C) through pip's cache, for machines whose CPUs differ from run to run.
+# Native builds leave out AMX: a virtual machine can list AMX among the CPU's flags and grant a
+# process its tile state, and still trap on the first tile load (SIGILL at the first answer, seen on
+# a Sapphire Rapids VM); its gain on a small model on a few cores is small besides AVX-512.
+_NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 CMAKE_ARGS = {
-    "native": "-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF",
+    "native": f"-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS='{_NO_AMX}' -DCMAKE_CXX_FLAGS='{_NO_AMX}'",
     "portable": "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF",
 }
 BUILD_MARKER = "wovepaper-llama-build.txt"  # in the environment's prefix: which build is installed

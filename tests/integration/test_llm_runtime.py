@@ -209,6 +209,7 @@ async def test_a_native_build_is_kept_under_its_cpu_key_and_never_used_on_anothe
     assert await ensure_server(python, log, lambda *_: None, here)
     built = log.read_text()
     assert "CMAKE_ARGS=-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF" in built and "--no-cache-dir" in built
+    assert "-DCMAKE_CXX_FLAGS='-mno-amx-tile" in built  # for this CPU, but no AMX tiles
     assert [w.name for w in here.wheels.iterdir()] == ["llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"]
     # Another CPU finds no wheel of its own: it builds one, and never installs this one.
     assert not there.wheels.exists()
