@@ -549,7 +549,10 @@ class LocalLLM:
             code = await exited
         finally:
             exited.cancel()
-        return f"the server exited with code {code} (log: {self.directory / 'server.log'})"
+        why = f"the server exited with code {code} (log: {self.directory / 'server.log'})"
+        if code == -signal.SIGILL and self.settings.local_llm_build == "native":
+            why += "; this CPU refused an instruction of the build: try WOVEPAPER_LOCAL_LLM_BUILD=portable"
+        return why
 
 
 def main() -> None:

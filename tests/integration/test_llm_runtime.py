@@ -143,6 +143,14 @@ async def test_it_comes_back_after_the_server_is_killed(started: Started) -> Non
     assert runtime.server_pid not in (None, pid) and runtime.restarts == restarts + 1
     deltas, finish = await stream(runtime, 8)
     assert deltas and finish in ("stop", "length")
+    # An instruction the CPU refuses (a native build on a VM that lists features it traps on): the
+    # status says what to try.
+    assert runtime.server_pid is not None
+    os.kill(runtime.server_pid, signal.SIGILL)
+    seen = await wait_for(runtime, "down", 10)
+    assert "exited with code -4" in seen[-1].detail
+    assert "WOVEPAPER_LOCAL_LLM_BUILD=portable" in seen[-1].detail
+    await wait_for(runtime, "ready", 120)
 
 
 async def test_stop_ends_the_server(tmp_path: Path) -> None:
