@@ -52,7 +52,8 @@ SERVER_REQUIREMENT = f"llama-cpp-python[server]=={SERVER_VERSION}"
 # baseline (AVX2/FMA/F16C) through pip's cache, for machines whose CPUs differ from run to run.
 # Native builds leave out AMX: a virtual machine can list AMX among the CPU's flags and grant a
 # process its tile state, and still trap on the first tile load (SIGILL at the first answer, seen on
-# a Sapphire Rapids VM); its gain on a small model on a few cores is small besides AVX-512.
+# a Sapphire Rapids VM). A server that works beats a faster one that dies; AMX's gain here is not
+# measured, since it cannot run on the machines we have.
 _NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 CMAKE_ARGS = {
     "native": f"-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS='{_NO_AMX}' -DCMAKE_CXX_FLAGS='{_NO_AMX}'",
