@@ -20,14 +20,15 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pytrec_eval
 
+from evals import jsonl
 from retrieval.dense import DenseRetriever
 from retrieval.embedder import Embedder
 from retrieval.lexical import TOKENIZER, Bm25Params, LexicalIndex, PaperText
@@ -37,6 +38,7 @@ from retrieval.types import Chunk
 
 DOC_TEMPLATE = "title\\ntext v1"  # how a BEIR document becomes the indexed text; part of the cache key
 EMBED_BATCH = 64  # texts per progress step while embedding
+T = TypeVar("T")
 
 
 class DatasetError(ValueError):
@@ -87,20 +89,18 @@ class Report:
         }
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def _records(path: Path, parse: Callable[[Any, int], T], noun: str) -> list[T]:
     if not path.is_file():
         raise DatasetError(f"{path} is missing (a BEIR dataset has corpus.jsonl, queries.jsonl, qrels/)")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            if not isinstance(record, dict) or "_id" not in record:
-                raise DatasetError(f"{path}:{number}: a record needs an `_id`")
-            yield record
+    return jsonl.load(path, parse, expected="a JSON object with an `_id`", error=DatasetError, noun=noun)
+
+
+def _document(value: Any, number: int) -> tuple[str, tuple[str, str]]:
+    return str(value["_id"]), (str(value.get("title") or ""), str(value.get("text") or ""))
+
+
+def _query(value: Any, number: int) -> tuple[str, str]:
+    return str(value["_id"]), str(value.get("text") or "")
 
 
 def load(root: Path, split: str) -> Dataset:
@@ -118,11 +118,8 @@ def load(root: Path, split: str) -> Dataset:
             if len(row) < 3:
                 raise DatasetError(f"{qrels_path}:{number}: expected query-id, corpus-id, score")
             qrels.setdefault(row[0], {})[row[1]] = int(row[2])
-    corpus = {
-        str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
-        for r in _jsonl(root / "corpus.jsonl")
-    }
-    queries = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(root / "queries.jsonl")}
+    corpus = dict(_records(root / "corpus.jsonl", _document, "documents"))
+    queries = dict(_records(root / "queries.jsonl", _query, "queries"))
     missing = [q for q in qrels if q not in queries]
     if missing:
         raise DatasetError(f"{len(missing)} judged queries are not in queries.jsonl (e.g. {missing[0]})")

@@ -1,4 +1,5 @@
-"""The evals' gold files: JSON lines, one record a line, whose errors name the file and the line."""
+"""The evals' JSON-lines files (gold files, BEIR corpora and queries): one record a line, whose
+errors name the file and the line."""
 
 from __future__ import annotations
 
@@ -22,15 +23,18 @@ def load(
     expected <expected>: <why>``; one it rejects, ``<path>:<line>: <why>``; no line, ``<path> has
     no <noun>``."""
     found = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            found.append(parse(json.loads(line), number))
-        except Rejected as exc:
-            raise error(f"{path}:{number}: {exc}") from None
-        except (KeyError, TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
-            raise error(f"{path}:{number}: expected {expected}: {exc}") from exc
+    # The file's own lines (str.splitlines would also break at U+2028 or U+0085, which JSON strings
+    # may hold unescaped), read as they come: a BEIR corpus is large.
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                found.append(parse(json.loads(line), number))
+            except Rejected as exc:
+                raise error(f"{path}:{number}: {exc}") from None
+            except (KeyError, TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+                raise error(f"{path}:{number}: expected {expected}: {exc}") from exc
     if not found:
         raise error(f"{path} has no {noun}")
     return found

@@ -40,3 +40,8 @@ def read_jsonl_file(
                 yield parse(value)
             except BadRecord as exc:
                 yield RecordError(path.name, number, str(exc))
+
+
+def text_or_none(value: object) -> str | None:
+    """A JSON record's optional text field: the string, or None when it is missing, blank or not text."""
+    return value if isinstance(value, str) and value.strip() else None

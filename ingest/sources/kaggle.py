@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ingest.records import BadRecord, PaperRecord, RecordError, Version, make_record
-from ingest.sources import read_jsonl_file
+from ingest.sources import read_jsonl_file, text_or_none
 from people.names import from_parsed
 
 
@@ -28,12 +28,12 @@ def parse(value: dict[str, object]) -> PaperRecord:
         authors=_authors(value),
         categories=categories.split(),
         versions=_versions(value.get("versions")),
-        doi=_text(value.get("doi")),
-        journal_ref=_text(value.get("journal-ref")),
-        comments=_text(value.get("comments")),
-        report_no=_text(value.get("report-no")),
-        license=_text(value.get("license")),
-        submitter=_text(value.get("submitter")),
+        doi=text_or_none(value.get("doi")),
+        journal_ref=text_or_none(value.get("journal-ref")),
+        comments=text_or_none(value.get("comments")),
+        report_no=text_or_none(value.get("report-no")),
+        license=text_or_none(value.get("license")),
+        submitter=text_or_none(value.get("submitter")),
         affiliations=_affiliations(value.get("affiliations")),
     )
 
@@ -67,7 +67,7 @@ def _versions(value: object) -> tuple[Version, ...]:
             number = int(str(entry["version"])[1:])
         except ValueError:
             raise BadRecord(f"bad version {entry['version']!r:.20}") from None
-        versions.append(Version(number, _datetime(entry.get("created")), _text(entry.get("size"))))
+        versions.append(Version(number, _datetime(entry.get("created")), text_or_none(entry.get("size"))))
     return tuple(versions)
 
 
@@ -88,7 +88,3 @@ def _affiliations(value: object) -> dict[str, tuple[str, ...]]:
         for name, affs in value.items()
         if isinstance(affs, list)
     }
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None

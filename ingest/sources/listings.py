@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ingest.records import BadRecord, PaperRecord, RecordError, make_record
-from ingest.sources import read_jsonl_file
+from ingest.sources import read_jsonl_file, text_or_none
 
 
 def read(path: Path) -> Iterator[PaperRecord | RecordError]:
@@ -28,15 +28,11 @@ def parse(value: dict[str, object]) -> PaperRecord:
         abstract=value.get("summary"),
         authors=authors,
         categories=[c for c in categories if isinstance(c, str)],
-        comments=_text(value.get("comment")),
+        comments=text_or_none(value.get("comment")),
         announced_on=_date(value.get("_listing_file")),
-        abs_url=_text(value.get("abs")),
-        pdf_url=_text(value.get("pdf")),
+        abs_url=text_or_none(value.get("abs")),
+        pdf_url=text_or_none(value.get("pdf")),
     )
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
 
 
 def _date(value: object) -> dt.date | None:
