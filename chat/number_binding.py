@@ -44,7 +44,8 @@ _NUMBER = re.compile(
 )
 NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
-    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix|Algorithm|Step)|§)\s*\d+(?:\.\d+)*|"
+    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|[Ss]ection|[Ss]ec\.|[Cc]hapter|Eqs?\.|Equation|Appendix|Algorithm|Step"
+    r"|Lemma|Theorem|Proposition|Corollary|Definition)|§)\s*\d+(?:\.\d+)*|"
     r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
     r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
     r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])"  # an enumeration: "(3) A controlled lab study"
@@ -137,11 +138,17 @@ def _powers(text: str) -> str:
 _HEADINGS = re.compile(r"(^|[.:!?]\s)\d{1,2}(\s+(?:[A-Z][a-z]+\s+){1,3})\d{1,2}\.\d{1,2}(?=\s+[A-Z])")
 
 
+# Thousands set apart by a (thin) space, as typeset papers write them: "using 1 000 training examples".
+# Only a lone pair: in a flattened table's row ("ViT-Base 12 768 3072") each number is a cell.
+_THOUSANDS = re.compile(r"(?<![\d.,]\s)(?<![\w.,])(\d{1,3}) (\d{3})(?![\w.,%]|\s+\d)")
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
     broken at a line's end joined, powers of ten written as one number."""
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
-    return _powers(_BROKEN.sub(_join, NOT_A_VALUE.sub(" ", text)))
+    text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
+    return _powers(_BROKEN.sub(_join, text))
 
 
 def tokens(text: str) -> list[str]:

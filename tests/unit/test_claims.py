@@ -956,6 +956,24 @@ def test_the_numbers_of_a_section_heading_at_a_chunk_s_start_are_no_values() -> 
         ),
         # a version number that the passage writes onto its name
         ("On GLUE 2.0 the model scores 81.", "On GLUE2.0 the model scores 81, and 77 on SuperGLUE.", True),
+        # thousands set apart by a space, as typeset papers write them
+        (
+            "Each of the 12 tasks has one thousand training examples.",
+            "The suite has 12 tasks, using 1 000 training examples per task and 600 for testing.",
+            True,
+        ),
+        (
+            "Each of the 12 tasks has 600 training examples.",
+            "The suite has 12 tasks, using 1 000 training examples per task and 600 for testing.",
+            False,
+        ),
+        # a lower-case section reference is no value
+        (
+            "Without the correction, a decay close to 1 leads to very large steps and divergence.",
+            "This matters for a decay close to 1, since not correcting leads to very large steps and "
+            "divergence, as shown in section 6.4.",
+            True,
+        ),
     ],
 )
 def test_numbers_as_papers_write_them(claim: str, passage: str, said: bool) -> None:
@@ -967,3 +985,10 @@ def test_a_name_s_size_broken_at_a_line_end_is_no_value() -> None:
 
     _, found = values("adding documents improved OPT- 66B by more than 4 points")
     assert [v.text for v in found] == ["4"]
+
+
+def test_a_row_of_table_cells_is_not_read_as_thousands() -> None:
+    from chat.number_binding import values
+
+    _, found = values("ViT-Base 12 768 3072 12 86M, using 1 000 examples")
+    assert [v.value for v in found] == [12, 768, 3072, 12, 86e6, 1000]
