@@ -55,6 +55,7 @@ from chat.number_binding import values as _values
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
 from chat.polarity import compounds as _compounds
+from chat.polarity import denied as _denied
 from chat.polarity import fold as _fold
 from chat.polarity import holds_compound as _holds_compound
 from chat.polarity import holds_name as _holds_name
@@ -221,7 +222,18 @@ def _negation_differs(
         return False
     best_sentence = _best_sentence(window, wanted, claim)
     elsewhere = passage.replace(best_sentence, " ")
-    return _negated(claim, wanted, elsewhere) != _negated(best_sentence, wanted)
+    claim_negated = _negated(claim, wanted, elsewhere)
+    if claim_negated == _negated(best_sentence, wanted):
+        return False
+    # A negated claim without numbers may rest on the window's other sentence, when that one denies
+    # what the claim denies ("… improves perplexity for fixed length sequences. However, these scalars
+    # cannot be applied to variable sequence lengths"); a claim's number chose its sentence.
+    if not claim_negated or _values(claim)[1]:
+        return True
+    mine = _denied(claim) & wanted
+    return not any(
+        _negated(p.text, wanted) and mine & _denied(p.text) for p in split(window) if p.text != best_sentence
+    )
 
 
 def _singles(windows: Sequence[Sentence]) -> int:
@@ -567,11 +579,31 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
         kin = [m for m in window_names if _fold(m) != _fold(name) and parts & set(_parts(m))]
         if kin:
             return f"the passage says {kin[0]} here, not {name}"
+        if _joined_from(name, claim, window, passage):
+            continue
         if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
             return f"the passage says {extra[0]} here, not {name}"
         if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
             return f"{name} is not named in the passage"
     return None
+
+
+def _joined_from(name: str, claim: str, window: str, passage: str) -> bool:
+    """Whether the claim joins a second statement that another sentence of the passage makes of
+    ``name``: that sentence names it, states a number of the claim that the window does not, and
+    is about the same subject (it names every name of the claim the window names): "the Selector
+    reaches an F1 of 85% and a precision of 95%" from two sentences apart."""
+    mine = _values(claim)[1]
+    in_window = _values(window)[1]
+    elsewhere = [m for m in mine if not any(_same(v, m) for v in in_window)]
+    subject = [n for n in _names(claim, anywhere=True) if n != name and _holds_name(window, n)]
+    return bool(elsewhere) and any(
+        _holds_name(s.text, name)
+        and all(_holds_name(s.text, n) for n in subject)
+        and any(_same(v, m) for v in _values(s.text)[1] for m in elsewhere)
+        for s in split(passage)
+        if s.text not in window
+    )
 
 
 def _abbreviates(passage: str, name: str) -> bool:

@@ -453,6 +453,16 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
     return count % 2 == 1
 
 
+def denied(text: str) -> set[str]:
+    """The words a negation of ``text`` governs: the first few after each cue ("cannot be applied
+    to variable …" denies "applied", "variable")."""
+    return {
+        t
+        for m in _NEGATION.finditer(text)
+        for t in terms(" ".join(re.split(r"[,;:.!?]", text[m.end() :])[0].split()[:3]))
+    }
+
+
 _CONTRAST = re.compile(r"unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from")
 _BREAK = re.compile(r"[,;:()]|\b(?:and|but|while|whereas|which|that|to)\b", re.IGNORECASE)
 _WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few as the pattern allows

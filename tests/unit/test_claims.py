@@ -992,3 +992,39 @@ def test_a_row_of_table_cells_is_not_read_as_thousands() -> None:
 
     _, found = values("ViT-Base 12 768 3072 12 86M, using 1 000 examples")
     assert [v.value for v in found] == [12, 768, 3072, 12, 86e6, 1000]
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # two statements of one subject from two sentences of the passage
+        ("The ranker reaches an F1 score of 81% and a recall of 90%.", True),
+        # a number of another subject's sentence does not carry the name over
+        ("The baseline reaches an F1 score of 81% and a recall of 90%.", False),
+    ],
+)
+def test_a_claim_may_join_two_sentences_of_one_subject(claim: str, said: bool) -> None:
+    passage = (
+        "We compare our ranker against a BM25 baseline on 300 queries. The results show that our ranker "
+        "achieves an F1 score of 81%, ahead of the baseline by 9%. With reasoning before the decision, the "
+        "performance is comparable. Lastly, the ranker's recall reaches "
+        "90%, which matters most for RL training."
+    )
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Per-channel gating cannot be used when sequence lengths vary.", True),
+        # the other sentence denies something else than this claim does
+        ("Per-channel gating does not improve perplexity for fixed length sequences.", False),
+    ],
+)
+def test_a_negated_claim_rests_on_the_sentence_that_denies_it(claim: str, said: bool) -> None:
+    passage = (
+        "Per-Channel Gating: the model has per-channel learnable gating scalars after the softmax, which "
+        "improves perplexity for fixed length sequences. However, these scalars cannot be used for "
+        "variable sequence lengths."
+    )
+    assert stated(claim, passage) is said
