@@ -70,6 +70,9 @@ from chat.polarity import sides_swapped as _sides_swapped
 from chat.polarity import superlative_swapped as _superlative_swapped
 from chat.polarity import word as _word
 from chat.sentences import Sentence, split
+from chat.tables import confirms as _table_confirms
+from chat.tables import read as _read_table
+from chat.tables import verdict as _table_verdict
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import term_list, terms
 
@@ -181,7 +184,11 @@ def _check(
     problem = _numbers(claim, passage, window.text)
     if problem:
         return fail("number", problem)
-    problem = _entities(claim, window.text, f"{context} {passage}", shares[best])
+    table = _read_table(passage)
+    # a table's row and column say what a number is of: its names need not stand beside it, and a
+    # row named "None" (no retriever) denies nothing
+    tabled = bool(table and _table_confirms(claim, table))
+    problem = None if tabled else _entities(claim, window.text, f"{context} {passage}", shares[best])
     if problem:
         return fail("entity", problem)
     if _opposed(claim, window.text):
@@ -201,7 +208,7 @@ def _check(
     )
     if problem:
         return fail("direction", problem)
-    if _negation_differs(claim, wanted, passage, window.text, sentences):
+    if not tabled and _negation_differs(claim, wanted, passage, window.text, sentences):
         return fail("negation", "the passage says the opposite (a negation does not agree)")
     return ClaimCheck("supported", "", "", passage[span[0] : span[1]], span)
 
@@ -281,7 +288,14 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     checks, preset = ratio_checks(claim, claim_values, passage_values)
     passage_shares = [share for _, _, share in ratios(passage)]
     ranged_claim = {e.start for pair in ranges(claim) for e in pair}
+    table = _read_table(passage)
     for value in checks:
+        if table:  # the cell of the row (and column) the claim names
+            decided, why = _table_verdict(claim, table, value)
+            if decided and why:
+                return why
+            if decided:
+                continue
         stated_as = (
             preset.get(value)
             or [v for v in passage_values if _same(v, value)]

@@ -1,0 +1,233 @@
+"""A table flattened into text, read back into rows and columns, so that a claim's number can be
+held against the cell of the row and column the claim names.
+
+PDF text gives a table as its header words, then each row: a label and its cells ("Model Layers …
+ViT-Base 12 768 3072 12 86M ViT-Large 24 …"), or the label as the row's first number ("Model #L #H
+… 125M 12 12 768 6.0e−4 0.5M 350M 24 …"). Rows are found by their shape (runs of as many numbers,
+each after its label); columns only where the header has exactly one word for each column (and
+for each column of labels), with group headings over equal spans ("Top-20 Top-100" over ten
+dataset columns). Where the shape is not that clear, nothing is read: the claim is then judged by
+the words around its number, as prose is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from chat.number_binding import Value, comparable, rounds_to, same, tokens, values
+from retrieval.evidence import terms
+
+_MAX_LABEL = 4  # words of a row's label
+_GROUPS = (2, 3, 4)  # group headings over the columns
+_NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) names no row
+_MAX_HEADER = 12  # words of a header whose first word names the labels' column
+_ENDS_ROW = re.compile(r"[^\w\s]+\d")  # "→512": a mark before a number
+_BREAKS = frozenset(["and", "while", "whereas", "but", "than", "versus", "vs"])  # a clause's ends
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    label: str
+    cells: tuple[Value, ...]
+    key: Value | None = None  # the label, when it is a number ("13B" in a table of model sizes)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    rows: tuple[Row, ...]
+    columns: tuple[str, ...]  # a header per cell, "" for none; empty when the header was not read
+
+
+@lru_cache(maxsize=256)
+def read(text: str) -> Table | None:
+    """The table in ``text``, or None when no row shape is clear."""
+    words, found = values(text)
+    toks = tokens(text)
+    at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v)}
+    runs = _runs(len(words), at)
+    return _labelled(toks, at, runs) or _numbered(toks, at, runs)
+
+
+def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
+    """(decided, problem): whether the table decides the claim's ``value``, and why it is not stated
+    there ("" when it is). Undecided when the claim names no one row, or names a row whose cells do
+    not hold the value while no other row does either."""
+    if not _whole(tokens(claim), value):
+        return False, ""  # a number inside a name ("COCO+07+12")
+    mine = terms(claim)
+    row = _pick([r.label for r in table.rows], mine)
+    if row is None:
+        row = _keyed(claim, table)
+    if row is None:
+        return False, ""
+    cells = table.rows[row].cells
+    key = table.rows[row].key
+    if key is not None and same(key, value):
+        return True, ""  # the row's name
+    column = _pick(list(table.columns), _near(claim, value)) if table.columns else None
+    if column is not None and column < len(cells) and _kin(cells[column], value):
+        cell = cells[column]
+        if _holds(cell, value):
+            return True, ""
+        label, header = table.rows[row].label, table.columns[column]
+        return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
+    if any(_holds(c, value) for c in cells):
+        return True, ""
+    others = [r for r in table.rows if any(_holds(c, value) for c in r.cells)]
+    if others:
+        return True, f"the table gives {value.text} for {others[0].label}, not {table.rows[row].label}"
+    return False, ""
+
+
+def _near(claim: str, value: Value) -> set[str]:
+    """The claim's words about ``value``: its clause, between the numbers before and after it ("a
+    peak learning rate of 1e-4 and a global batch of 4M": "global batch" is the 4M's)."""
+    words, found = values(claim)
+    starts = sorted(v.start for v in found)
+    lo = max((s for s in starts if s < value.start), default=-1) + 1
+    hi = min((s for s in starts if s > value.start), default=len(words))
+    toks = tokens(claim)
+    cut = [i for i in range(lo, value.start) if words[i] in _BREAKS or toks[i].endswith((",", ";"))]
+    lo = cut[-1] + 1 if cut else lo
+    stop = next((i for i in range(value.start, hi) if words[i] in _BREAKS or toks[i].endswith(";")), hi)
+    return terms(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
+
+
+def _named(label: str) -> bool:
+    words = label.split()
+    return len(words) <= 3 and any(w[:1].isupper() or any(c.isdigit() for c in w) for w in words)
+
+
+def _keyed(claim: str, table: Table) -> int | None:
+    """The one row whose number-name ("62B") the claim states."""
+    toks = tokens(claim)
+    mine = [v for v in values(claim)[1] if _whole(toks, v)]
+    hits = {i for i, r in enumerate(table.rows) if r.key is not None for v in mine if same(r.key, v)}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def _kin(cell: Value, value: Value) -> bool:
+    """Of one kind; a table's cells leave out the unit its caption or header gives ("59.1" for 59.1%)."""
+    return comparable(cell, value) or (cell.unit == "" and value.unit in ("%", "x"))
+
+
+def _holds(cell: Value, value: Value) -> bool:
+    return same(cell, value) or rounds_to(cell, value)
+
+
+def _whole(toks: Sequence[str], v: Value) -> bool:
+    """The number is its token's whole ("59.1", "86M"), not part of a word ("Top-20", "BM25")."""
+    return v.start < len(toks) and toks[v.start].strip(".,;:()[]") == v.text
+
+
+def _runs(n: int, at: dict[int, Value]) -> list[tuple[int, int]]:
+    """Maximal runs of number tokens, as (start, end) word positions."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < n:
+        if i in at:
+            j = i
+            while j < n and j in at:
+                j += 1
+            out.append((i, j))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
+    """Rows of a label and ``k`` numbers each, ``k`` the run length most runs share (three or more)."""
+    lengths = Counter(b - a for a, b in runs if b - a >= 2)
+    if not lengths:
+        return None
+    k, count = lengths.most_common(1)[0]
+    rows = [(a, b) for a, b in runs if b - a == k]
+    if k < 2 or count < 3 or len(rows) < 3:
+        return None
+    labels: list[tuple[int, int]] = []
+    previous_end = {b: a for a, b in runs}
+    for n, (a, _) in enumerate(rows):
+        start = max(a - _MAX_LABEL, *(e for e in previous_end if e <= a), 0) if n else a
+        # a mark before a number ("256 →512") ends the row before, not this one's label
+        start = max([start, *(i + 1 for i in range(start, a) if _ENDS_ROW.match(toks[i]))])
+        labels.append((start, a))
+    # the first row's label is as long as the others' (its words before are the header's)
+    widths = Counter(a - s for s, a in labels[1:])
+    width = min(widths, key=lambda w: (-widths[w], w)) if widths else 1
+    if width < 1:
+        return None
+    labels[0] = (max(0, rows[0][0] - width), rows[0][0])
+    built = tuple(
+        Row(" ".join(toks[s:a]), tuple(at[i] for i in range(a, b)))
+        for (s, a), (_, b) in zip(labels, rows, strict=True)
+    )
+    if any(not r.label for r in built):
+        return None
+    # two numbers a row is also how prose lists a schedule ("512 (1M tokens) until … then double it
+    # to 1024 (2M tokens)"): only rows named as tables name them ("Baseline", "10xEnsemble")
+    if k == 2 and not all(_named(r.label) for r in built[1:]):
+        return None
+    if all(r.cells[0].unit == "scale" for r in built):  # "PaLM 8B …": the size names the row
+        built = tuple(Row(r.label, r.cells, r.cells[0]) for r in built)
+    header_start = max((e for e in previous_end if e <= labels[0][0]), default=0)
+    header = list(toks[header_start : labels[0][0]])
+    return Table(built, _columns(header, k, width))
+
+
+def _numbered(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
+    """A header of ``h`` words, then rows of ``h`` numbers whose first is the row's label."""
+    for a, b in runs:
+        h = 0  # the header: every word back to the previous number
+        while h < a and (a - h - 1) not in at:
+            h += 1
+        if not 3 <= h <= _MAX_HEADER or (b - a) % h or (b - a) // h < 2:
+            continue
+        header = list(toks[a - h : a])
+        rows = tuple(
+            Row(at[r].text, tuple(at[i] for i in range(r + 1, r + h)), at[r]) for r in range(a, b, h)
+        )
+        return Table(rows, tuple(header[1:]))
+    return None
+
+
+def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
+    """A heading per column when the header has one word per column, after the labels' headings (one
+    to ``width`` words) and perhaps group headings over equal spans; () when it does not fit."""
+    for g in (0, *_GROUPS):
+        if not 1 <= len(header) - g - k <= width or (g and k % g):
+            continue
+        names = header[len(header) - k :]
+        if not g:
+            return tuple(names)
+        groups, span = header[len(header) - k - g : len(header) - k], k // g
+        return tuple(f"{groups[i // span]} {names[i]}" for i in range(k))
+    return ()
+
+
+def _pick(labels: Sequence[str], mine: set[str]) -> int | None:
+    """The one label whose words the claim says most of (all, for a label of one word), or None."""
+    scored = []
+    for i, label in enumerate(labels):
+        words = terms(label) - _NO_LABEL
+        if not words:
+            continue
+        # "Multi" is said "multiple"
+        said = {w for w in words if w in mine or (len(w) >= 4 and any(m.startswith(w) for m in mine))}
+        scored.append((len(said) / len(words), len(said), i))
+    if not scored:
+        return None
+    best = max(scored)
+    if best[0] < 0.5 or best[1] == 0 or sum(1 for s in scored if s[:2] == best[:2]) > 1:
+        return None
+    return best[2]
+
+
+def confirms(claim: str, table: Table) -> bool:
+    """Whether the table states every number of the claim in the row (and column) the claim names."""
+    found = [v for v in values(claim)[1] if v.unit != "word"]
+    return bool(found) and all(verdict(claim, table, v) == (True, "") for v in found)

@@ -1,0 +1,75 @@
+"""Flattened tables read back into rows and columns (chat.tables), and claims held against the cell
+of the row and column they name."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.claims import check_claim
+from chat.tables import read
+
+# a header word per column, group headings over equal spans, labels of one to three words
+GROUPED = (
+    "Method Top-5 Top-50 Alpha Beta Gamma Alpha Beta Gamma None Lexical 41.2 38.0 50.3 66.1 60.4 71.9 "
+    "Single Dense 55.7 49.1 48.2 77.3 70.8 69.0 Lexical + Dense 57.9 52.6 56.1 79.4 74.2 78.8 "
+    "Table 3: Retrieval accuracy on the test sets."
+)
+# the label is the row's first number (a model size)
+NUMBERED = (
+    "Size #L #H Width LR 100M 12 12 768 6.0e-4 1B 24 16 2048 2.0e-4 10B 40 40 5120 1.0e-4 "
+    "Table 1: Model details: layers (#L), heads (#H), width and peak learning rate (LR)."
+)
+# a schedule written in prose: two numbers at a time, but no table
+SCHEDULE = (
+    "We use batch size 256 (0.5M tokens) until step 20k, then double it to 512 (1M tokens) until step "
+    "60k, and finally double it again to 1024 (2M tokens) until training ends at step 100k."
+)
+
+
+def test_a_table_with_group_headings_is_read_by_row_and_column() -> None:
+    table = read(GROUPED)
+    assert table is not None
+    assert [r.label for r in table.rows] == ["None Lexical", "Single Dense", "Lexical + Dense"]
+    assert table.columns[0] == "Top-5 Alpha" and table.columns[-1] == "Top-50 Gamma"
+    assert [c.text for c in table.rows[1].cells] == ["55.7", "49.1", "48.2", "77.3", "70.8", "69.0"]
+
+
+def test_a_table_whose_rows_are_named_by_their_first_number_is_read() -> None:
+    table = read(NUMBERED)
+    assert table is not None
+    assert [r.label for r in table.rows] == ["100M", "1B", "10B"]
+    assert table.columns == ("#L", "#H", "Width", "LR")
+
+
+def test_prose_with_numbers_in_pairs_is_no_table() -> None:
+    assert read(SCHEDULE) is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The lexical retriever reaches 50.3% top-5 accuracy on Gamma.", True),
+        ("The lexical retriever reaches 66.1% top-50 accuracy on Alpha.", True),
+        # the other group's cell of the same row and dataset
+        ("The lexical retriever reaches 50.3% top-50 accuracy on Gamma.", False),
+        # another row's cell of the same column
+        ("The lexical retriever reaches 55.7% top-5 accuracy on Alpha.", False),
+        # numbers in a table stand without the words a sentence would give them
+        ("On Beta, the single dense retriever reaches a top-50 accuracy of 70.8%.", True),
+    ],
+)
+def test_a_claim_is_held_against_its_row_and_column(claim: str, said: bool) -> None:
+    assert check_claim(claim, GROUPED).supported is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The 10B model has 40 layers and a peak learning rate of 1e-4.", True),
+        ("The 1B model was trained with a peak learning rate of 0.0002.", True),
+        # a value of another row
+        ("The 1B model was trained with a peak learning rate of 0.0006.", False),
+    ],
+)
+def test_a_row_named_by_a_number_is_found_by_it(claim: str, said: bool) -> None:
+    assert check_claim(claim, NUMBERED).supported is said
