@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
 
 from chat.number_binding import Value, comparable, rounds_to, same, tokens, values
 from retrieval.evidence import terms
@@ -39,7 +40,7 @@ class Row:
 @dataclass(frozen=True, slots=True)
 class Table:
     rows: tuple[Row, ...]
-    columns: tuple[str, ...]  # a header per cell, "" for none; empty when the header was not read
+    columns: tuple[str, ...]  # a heading per cell; empty when the header could not be read
 
 
 @lru_cache(maxsize=256)
@@ -126,18 +127,8 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
 
 def _runs(n: int, at: dict[int, Value]) -> list[tuple[int, int]]:
     """Maximal runs of number tokens, as (start, end) word positions."""
-    out: list[tuple[int, int]] = []
-    i = 0
-    while i < n:
-        if i in at:
-            j = i
-            while j < n and j in at:
-                j += 1
-            out.append((i, j))
-            i = j
-        else:
-            i += 1
-    return out
+    runs = (list(g) for number, g in groupby(range(n), key=at.__contains__) if number)
+    return [(run[0], run[-1] + 1) for run in runs]
 
 
 def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
