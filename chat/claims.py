@@ -64,6 +64,7 @@ from chat.polarity import negated as _negated
 from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
+from chat.polarity import placed_swapped as _placed_swapped
 from chat.polarity import plain as _plain
 from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
@@ -189,6 +190,7 @@ def _check(
     # row named "None" (no retriever) denies nothing
     tabled = bool(table and _table_confirms(claim, table))
     problem = None if tabled else _entities(claim, window.text, f"{context} {passage}", shares[best])
+    problem = problem or (None if tabled else _modifier_swapped(claim, window.text, passage))
     if problem:
         return fail("entity", problem)
     if _opposed(claim, window.text):
@@ -197,6 +199,9 @@ def _check(
     if swapped:
         said, says = _word(swapped[1], window.text), _word(swapped[0], claim)
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
+    placed = _placed_swapped(claim, passage)
+    if placed:
+        return fail("direction", f"the passage says {placed[0]!r} where this says {placed[1]!r}")
     if _order_swapped(claim, window.text) or _sides_swapped(claim, window.text):
         return fail("direction", "the passage compares them the other way round")
     sentences = [w.text for w in windows[:singles]]
@@ -599,6 +604,41 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
             return f"the passage says {extra[0]} here, not {name}"
         if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
             return f"{name} is not named in the passage"
+    return None
+
+
+# Words before a noun that do not say which kind of it ("each class", "we mask", "four tasks").
+_NOT_KINDS = frozenset(
+    term_list("we our they their its each every per all any both some other one two three four five six")
+    + term_list("seven eight nine ten were was are is been be has have had also only")
+)
+
+
+def _pairs(text: str) -> dict[tuple[str, str], str]:
+    """Two content words side by side ("soft targets", "CPU memory") as stems, with their text."""
+    out = {}
+    for part in re.split(r"[^\w\s'’-]+", text):
+        words = part.split()
+        for a, b in pairwise(words):
+            first, second = term_list(a), term_list(b)
+            if len(first) == 1 and len(second) == 1 and first[0].isalpha() and second[0].isalpha():
+                out[(first[0], second[0])] = f"{a} {b}"
+    return out
+
+
+def _modifier_swapped(claim: str, window: str, passage: str) -> str | None:
+    """The claim's "hard targets" where the sentence it rests on says "soft targets" (and not
+    "hard targets"), when the passage speaks of both: the other of two kinds it contrasts."""
+    theirs = _pairs(window)
+    mine = terms(claim)
+    said = _pairs(passage)
+    here = terms(window)
+    for (modifier, head), text in _pairs(claim).items():
+        if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS:
+            continue
+        other = [t for (m, h), t in theirs.items() if h == head and m not in mine and m not in _NOT_KINDS]
+        if other:
+            return f"the passage says {other[0]!r} here, not {text!r}"
     return None
 
 

@@ -106,36 +106,21 @@ _DOWN = [
     "hurt",
     "hurts",
 ]
+_OPPOSITES = """
+    high low, linear quadratic, most least, greater least, increase decrease, trainable frozen,
+    filtered unfiltered, keep discard, supervised unsupervised, positive negative, best worst,
+    first last, large small, larger smaller, longer shorter, higher lower, long short,
+    same different, independent joint, easy harder, easier harder, success fail, include exclude,
+    before after, early later, earlier later, major minor, maximum minimum, open closed,
+    largest smallest, highest lowest, largest lowest, highest smallest, biggest smallest,
+    most fewest, validation test
+"""  # (a validation figure is not a test figure, and the other way round)
+# Each pair a word and its opposite, stemmed as the lexical tokenizer stems ("before" is "befor"):
+# written as stems, a pair the tokenizer never makes would never fire.
 _ANTONYMS = [
-    ("high", "low"),
-    ("linear", "quadrat"),
-    ("most", "least"),
-    ("greater", "least"),
-    ("increas", "decreas"),
-    ("trainabl", "frozen"),
-    ("filter", "unfilt"),
-    ("keep", "discard"),
-    ("superv", "unsuperv"),
-    ("posit", "negat"),
-    ("best", "worst"),
-    ("first", "last"),
-    ("larg", "small"),
-    ("larger", "smaller"),
-    ("longer", "shorter"),
-    ("higher", "lower"),
-    ("long", "short"),
-    ("same", "differ"),
-    ("independ", "joint"),
-    ("easi", "harder"),
-    ("success", "fail"),
-    ("includ", "exclud"),
-    ("before", "after"),
-    ("earli", "later"),
-    ("major", "minor"),
-    ("maximum", "minimum"),
-    ("open", "close"),
-    ("valid", "test"),  # a validation figure is not a test figure (and the other way round)
-]  # stems (the lexical tokenizer's), each pair a word and its opposite
+    (term_list(a)[0], term_list(b)[0])
+    for a, b in (pair.split() for pair in _OPPOSITES.replace("\n", " ").split(","))
+]
 _DIRECTION = {t: 1 for w in _UP for t in term_list(w)} | {t: -1 for w in _DOWN for t in term_list(w)}
 _COMMON_CAPITALS = frozenset(
     [
@@ -313,6 +298,36 @@ def antonym(mine: set[str], theirs: set[str]) -> tuple[str, str] | None:
         for word, opposite in ((a, b), (b, a)):
             if word in mine and opposite in theirs and word not in theirs and opposite not in mine:
                 return word, opposite
+    return None
+
+
+# Where a thing stands against another: "after the activation" is not "before the activation".
+_PLACES = {
+    a: b
+    for pair in ("before after", "above below", "pre post")
+    for a, b in (pair.split(), pair.split()[::-1])
+}
+_PLACED = re.compile(r"\b(before|after|above|below|pre|post)[\s-]+((?:[\w'’-]+\s+){0,2}[\w'’-]+)", re.I)
+
+
+def _placed(text: str) -> set[tuple[str, str]]:
+    """(where, what): each place word with the first content word after it ("after the attention
+    softmax": after, attent)."""
+    out = set()
+    for match in _PLACED.finditer(text):
+        stems = term_list(match.group(2))
+        if stems:
+            out.add((match.group(1).lower(), stems[0]))
+    return out
+
+
+def placed_swapped(claim: str, passage: str) -> tuple[str, str] | None:
+    """The claim puts a thing before (after, above …) what the passage puts it after, and never
+    before: the place word the passage says, and the claim's."""
+    theirs = _placed(passage)
+    for where, what in _placed(claim):
+        if (where, what) not in theirs and (_PLACES[where], what) in theirs:
+            return _PLACES[where], where
     return None
 
 

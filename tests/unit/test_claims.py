@@ -1028,3 +1028,48 @@ def test_a_negated_claim_rests_on_the_sentence_that_denies_it(claim: str, said: 
         "variable sequence lengths."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Layer norm is applied after each pooling step and before the nonlinearity.", True),
+        # what the passage puts before, the claim puts after
+        ("Layer norm is applied after the nonlinearity rather than before it.", False),
+        ("The gating weights sit before the output softmax.", False),
+    ],
+)
+def test_before_and_after_are_held_to_what_they_place(claim: str, said: bool) -> None:
+    passage = (
+        "We apply layer norm right after each pooling step and before the nonlinearity. "
+        "The model also has learnable gating weights after the output softmax."
+    )
+    assert stated(claim, passage) is said
+
+
+def test_every_opposite_is_a_stem_the_checker_meets() -> None:
+    """A pair written as stems the tokenizer never makes ("before" is stemmed "befor") can never
+    fire; the pairs are written as words and stemmed once."""
+    from chat.polarity import _ANTONYMS
+
+    assert ("befor", "after") in _ANTONYMS
+    assert ("supervis", "unsupervis") in _ANTONYMS
+    assert stated("Unsupervised pre-training is used.", "Supervised pre-training is used.") is False
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The base models were trained for 100,000 steps.", True),
+        ("The big models were trained for 300,000 steps.", True),
+        # the count of the big models said of the base ones, and the other way round
+        ("The base models were trained for 300,000 steps.", False),
+        ("The big models were trained for 100,000 steps.", False),
+    ],
+)
+def test_one_of_two_kinds_the_passage_contrasts_is_not_the_other(claim: str, said: bool) -> None:
+    passage = (
+        "We trained the base models for a total of 100,000 steps or 12 hours. For our big models, step "
+        "time was 1.0 seconds. The big models were trained for 300,000 steps (3.5 days)."
+    )
+    assert stated(claim, passage) is said
