@@ -31,6 +31,7 @@ from typing import Literal
 
 from chat.number_binding import GREEK as _GREEK
 from chat.number_binding import (
+    IN_PLACE_OF,
     NEAR,
     NOT_A_VALUE,
     SCALE_NAMES,
@@ -465,6 +466,8 @@ def _attached(tokens: Sequence[str], at: int) -> set[str]:
     after = at + 1
     if after < len(tokens) and tokens[after].lower() in SCALE_NAMES:  # "11 billion parameters"
         token, after = tokens[after], after + 1
+    if " ".join(tokens[after : after + 2]).lower() in IN_PLACE_OF and after + 2 < len(tokens):
+        token, after = tokens[after + 2], after + 3  # "16 instead of 20 residual blocks"
     if alone or not re.search(r"[,;:.)\]]$", token):
         out |= _phrase(tokens[after : after + 3])
     before = tokens[max(0, at - 4) : at]

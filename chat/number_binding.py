@@ -143,9 +143,15 @@ _HEADINGS = re.compile(r"(^|[.:!?]\s)\d{1,2}(\s+(?:[A-Z][a-z]+\s+){1,3})\d{1,2}\
 _THOUSANDS = re.compile(r"(?<![\d.,]\s)(?<![\w.,])(\d{1,3}) (\d{3})(?![\w.,%]|\s+\d)")
 
 
+# Short forms of what a number measures, read as the word a claim would use ("10.7 ppl").
+_SHORT_FORMS = {"ppl": "perplexity", "params": "parameters", "acc": "accuracy"}
+_SHORT_FORM = re.compile(rf"\b({'|'.join(_SHORT_FORMS)})\b(?!\.\w)")
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
-    broken at a line's end joined, powers of ten written as one number."""
+    broken at a line's end joined, powers of ten written as one number, short forms spelled out."""
+    text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m.group(1)], text)
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
     text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
     return _powers(_BROKEN.sub(_join, text))
@@ -196,8 +202,11 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             found_values.append(Value(value, unit, len(words), raw))
         spelled = None if found or skip == i else _number_word(word)
         if spelled is not None and (nxt in _SCALE_WORDS or nxt == "hundred"):  # "two thousand": 2000
-            scale = _SCALE_WORDS.get(nxt, 100.0)
-            found_values.append(Value(spelled * scale, "scale", len(words), f"{word} {nxt}"))
+            scale, said = _SCALE_WORDS.get(nxt, 100.0), f"{word} {nxt}"
+            then = toks[i + 2].lower().strip(".,;:()[]") if i + 2 < len(toks) else ""
+            if nxt == "hundred" and then in _SCALE_WORDS:  # "one hundred thousand": 100,000
+                scale, said = scale * _SCALE_WORDS[then], f"{said} {then}"
+            found_values.append(Value(spelled * scale, "scale", len(words), said))
             skip = i + 1
         elif spelled is not None:
             found_values.append(Value(spelled, "word", len(words), word))
@@ -268,6 +277,7 @@ def in_table(found: Sequence[Value], v: Value) -> bool:
 # -- what a number is said of, beyond the words next to it --------------------------------------------
 
 _SEPARATORS = frozenset(["and", "or", "&", "", "respectively", "vs", "vs.", "versus"])
+IN_PLACE_OF = ("instead of", "rather than")  # "16 instead of 20 residual blocks": one list
 _CLAUSE_WORDS = frozenset(["and", "but", "while", "whilst", "whereas", "than", "vs", "vs.", "versus", "or"])
 _ARTICLES = frozenset(["the", "a", "an"])
 _LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
@@ -320,7 +330,8 @@ def _bracketed(tok: str) -> bool:
 def _between_is_list(toks: Sequence[str], a: int, b: int) -> bool:
     """Only list separators (or a bracket) between tokens ``a`` and ``b``: "2.0 and 0.8",
     "400,000 (550,000)"."""
-    return b == a or all(t.strip(",;").lower() in _SEPARATORS for t in toks[a + 1 : b])
+    between = [t.strip(",;").lower() for t in toks[a + 1 : b]]
+    return b == a or all(t in _SEPARATORS for t in between) or " ".join(between) in IN_PLACE_OF
 
 
 def _named_clause(toks: Sequence[str], items: tuple[list[Owner], int], end: int) -> bool:
@@ -644,7 +655,20 @@ def partners(text: str) -> frozenset[tuple[int, int]]:
     """Word positions of numbers that make one statement together: the two ends of a range ("3 to 5
     points"), the two counts of a ratio ("11 out of 12"). Neither is the other's rival."""
     pairs = [(a.start, b.start) for a, b in ranges(text)] + [(n.start, m.start) for n, m, _ in ratios(text)]
-    return frozenset(pairs + [(b, a) for a, b in pairs])
+    return frozenset(pairs + _alternatives(text) + [(b, a) for a, b in pairs])
+
+
+def _alternatives(text: str) -> list[tuple[int, int]]:
+    """A number given in place of another ("16 instead of 20 residual blocks", "50 instead of 800
+    simulations"): the words after the second are the first's too. Which is whose is left to the
+    words around them: the second is often another setting's, not a wrong one."""
+    toks = [t.lower() for t in tokens(text)]
+    pairs = [
+        (a.start, b.start)
+        for a, b in pairwise(values(text)[1])
+        if b.start == a.start + 3 and " ".join(toks[a.start + 1 : b.start]) in IN_PLACE_OF
+    ]
+    return pairs + [(b, a) for a, b in pairs]
 
 
 def rounds_from(share: Value, value: Value) -> bool:

@@ -516,6 +516,8 @@ def roles(text: str) -> list[tuple[set[str], set[str]]]:
         if not re.match(r"(?:with|by)\b", m.group(1), re.I):  # "replaced with B" is the passive's
             pairs.append((side(m.group(2)), side(m.group(1))))
     for m in _INSTEAD.finditer(text):
+        if re.search(r"\d\s*$", text[: m.start()]) and re.match(r"\d", text[m.end() :]):
+            continue  # "16 instead of 20 residual blocks": one thing's two numbers, for the number checks
         pairs.append((side(text[: m.start()], backwards=True), side(text[m.end() :])))
     return [(kept - dropped, dropped - kept) for kept, dropped in pairs if dropped - kept]
 

@@ -1073,3 +1073,24 @@ def test_one_of_two_kinds_the_passage_contrasts_is_not_the_other(claim: str, sai
         "time was 1.0 seconds. The big models were trained for 300,000 steps (3.5 days)."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # the words after "instead of 12" are the 8's too
+        ("The encoder uses eight transformer layers.", True),
+        ("The encoder uses 12 attention heads.", False),
+        # a short form of what is measured, and a number in words with two scales
+        ("On the held-out set the model reaches a perplexity of 10.7.", True),
+        ("On the held-out set the model reaches a perplexity of 9.7.", False),
+        ("The test set holds one hundred thousand images.", True),
+    ],
+)
+def test_numbers_given_in_place_of_others_short_forms_and_spelled_scales(claim: str, said: bool) -> None:
+    passage = (
+        "The encoder uses 8 instead of 12 transformer layers and 16 attention heads. On the held-out "
+        "set the model reaches 10.7 ppl, and on the dev set a perplexity of 9.7. The test set holds "
+        "100000 images."
+    )
+    assert stated(claim, passage) is said
