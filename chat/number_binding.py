@@ -39,7 +39,7 @@ _GLUED_UNIT = (
     r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b)?"
+    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b)?"
     rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
 )
 NOT_A_VALUE = re.compile(
@@ -653,7 +653,8 @@ def ratio_fits(n: Value, m: Value, p: Value) -> bool:
 @functools.lru_cache(maxsize=4096)
 def partners(text: str) -> frozenset[tuple[int, int]]:
     """Word positions of numbers that make one statement together: the two ends of a range ("3 to 5
-    points"), the two counts of a ratio ("11 out of 12"). Neither is the other's rival."""
+    points"), the two counts of a ratio ("11 out of 12"), a number given in place of another ("16
+    instead of 20 blocks"). Neither is the other's rival."""
     pairs = [(a.start, b.start) for a, b in ranges(text)] + [(n.start, m.start) for n, m, _ in ratios(text)]
     return frozenset(pairs + _alternatives(text) + [(b, a) for a, b in pairs])
 

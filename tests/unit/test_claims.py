@@ -1094,3 +1094,20 @@ def test_numbers_given_in_place_of_others_short_forms_and_spelled_scales(claim: 
         "100000 images."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # ".211" is 0.211; the sentence names the test set too, so "validation" near it is no contrast
+        ("On the hidden test set the model reaches 0.211 unigram F1.", True),
+        ("On the hidden test set the model reaches 0.311 unigram F1.", False),
+    ],
+)
+def test_a_decimal_without_its_zero_and_a_sentence_naming_both_sets(claim: str, said: bool) -> None:
+    passage = (
+        "We also evaluated the model on the hidden test set, which was never released, and achieved "
+        "12.4 ppl and .211 UF1, matching the performance of the validation set. On the public split "
+        "it obtained a perplexity of 11.2."
+    )
+    assert stated(claim, passage) is said
