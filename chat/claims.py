@@ -590,14 +590,14 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
     # Capitalised words joined into one name ("English-to-German", "Fusion-in-Decoder"): one part
     # swapped while another is kept is a kindred name ("English-to-Japanese").
     for compound in _compounds(claim):
-        if _holds_compound(passage, compound):
+        if _holds_compound(passage, compound) or _listed_short(passage, compound, claim):
             continue
         parts = set(_parts(compound))
         kin = [m for m in _compounds(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
         if kin:
             return f"the passage says {kin[0]} here, not {compound}"
     for name in claim_names:
-        if _holds_name(window, name):
+        if _holds_name(window, name) or _listed_short(window, name, claim):
             continue
         parts = set(_parts(name))
         kin = [m for m in window_names if _fold(m) != _fold(name) and parts & set(_parts(m))]
@@ -673,6 +673,18 @@ def _abbreviates(passage: str, name: str) -> bool:
         return False
     runs = re.findall(r"[A-Z][\w'’]*(?:[\s-]+[A-Z][\w'’]*)+", passage)
     return any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs)
+
+
+def _listed_short(text: str, name: str, claim: str) -> bool:
+    """``name`` (as the claim writes it whole) stated as a list states it, its shared prefix given
+    once ("ViT-B/32, B/16 … and H/14" states "ViT-H/14"): the text names another of that prefix and
+    the rest stands alone."""
+    whole = re.search(rf"{re.escape(name)}[\w/.+-]*(?<![.])", claim)
+    prefix, dash, rest = (whole.group() if whole else name).partition("-")
+    if not dash or not rest or not re.search(r"[\d/]", rest):
+        return False
+    alone = re.search(rf"(?<![\w/-]){re.escape(rest)}(?![\w/])", text)
+    return bool(alone) and re.search(rf"(?<![\w-]){re.escape(prefix)}-\w", text) is not None
 
 
 def _parts(name: str) -> list[str]:

@@ -1111,3 +1111,19 @@ def test_a_decimal_without_its_zero_and_a_sentence_naming_both_sets(claim: str, 
         "it obtained a perplexity of 11.2."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # a list that gives the shared prefix once ("Mixer-S/32, B/16 and H/14") names each
+        ("Mixer-H/14 was trained for 30 epochs.", True),
+        ("Mixer-X/14 was trained for 30 epochs.", False),
+    ],
+)
+def test_a_name_in_a_list_that_gives_its_prefix_once(claim: str, said: bool) -> None:
+    passage = (
+        "We compare three sizes. The models Mixer-S/32, B/16 and H/14 were trained for 30 epochs; "
+        "the hybrids R26+Mixer-S/16 and L/16 were trained for 10 epochs on the same data."
+    )
+    assert stated(claim, passage) is said
