@@ -6,7 +6,8 @@
   ``2]``) is held back until it is complete.
 - :func:`verify` checks the finished answer: every sentence is attributed, after the fact, to the
   given passage that supports it best (a citation is added when the sentence cites none or none
-  that supports it; no passage supporting it flags the sentence); numbers found in no cited
+  that supports it; no passage supporting it flags the sentence); a sentence that stands also cites
+  the next given passage that states it (a second place to check it); numbers found in no cited
   passage are flagged, and so is a quotation that is not verbatim in a cited passage. The
   references are built here, from the passages, never from the model's text. An answer that ends
   up citing nothing is marked ``unsupported``.
@@ -201,6 +202,7 @@ def verify(
     index = {i: n for n, i in enumerate(judged)}
     claims: list[tuple[str, list[str]]] = []  # judged sentences and the keys they end up citing
     ranked: dict[str, list[str]] = {}  # a judged sentence → the given keys, best support first
+    attributed: dict[str, list[str]] = {}  # … those that support it (SUPPORT)
     at: dict[str, int] = {}  # … and where it stands in the answer
     for i, sentence in enumerate(pieces):
         cited = [by_n[int(n)] for n in _NUMBERED.findall(sentence) if int(n) in by_n]
@@ -210,6 +212,7 @@ def verify(
             scores = {p.key: support.score(index[i], words, p.key) for p in passages}
             best = max(scores, key=lambda k: scores[k])
             ranked[plain] = sorted(scores, key=lambda k: -scores[k])
+            attributed[plain] = [k for k in ranked[plain] if scores[k] >= SUPPORT]
             at[plain] = i
             supported_by_cite = any(scores[k] >= SUPPORT for k in cited)
             if not supported_by_cite and scores[best] >= SUPPORT:
@@ -238,6 +241,20 @@ def verify(
         cited_keys.add(other)
         i = at[flag.text]
         out[2 * i] = _add_citation(_CITATION.sub("", pieces[i]), n)
+        claims = [(text, [other] if text == flag.text else keys) for text, keys in claims]
+    # A sentence that stands also cites the next given passage that states it: a reader checks the
+    # fact where it is said most fully (an abstract's "152 layers" and the experiments' page).
+    flagged = {f.text for f in flags}
+    for sentence, keys in claims:
+        if sentence in flagged or sentence not in at:
+            continue
+        untried = [k for k in attributed[sentence] if k not in keys][:1]
+        other = _stating(sentence, untried, by_key, embedder, exclude=claims)
+        if other is not None:
+            n = numbers.setdefault(other, len(numbers) + 1)
+            by_n[n] = other
+            cited_keys.add(other)
+            out[2 * at[sentence]] = _add_citation(out[2 * at[sentence]], n)
     text, numbers = _renumbered("".join(out), by_n)
     cited_keys &= set(numbers)
     cited_text = " ".join(_norm(by_key[k].text) for k in cited_keys if k in by_key)

@@ -232,3 +232,25 @@ def test_numbers_follow_the_answer_after_a_citation_moves(embedder: Embedder | N
         "The small model reaches 71.2% accuracy on the reading benchmark [2]."
     )
     assert checked.numbers == {"S2": 1, "S1": 2} and checked.flags == []
+
+
+ABSTRACT = _row("S3", "We train networks with depths of up to 152 layers on ImageNet and win the contest.")
+EXPERIMENTS = _row(
+    "S4", "On ImageNet our deepest network has 152 layers, eight times deeper than VGG nets, with 3.6% error."
+)
+
+
+def test_a_sentence_also_cites_the_next_given_passage_that_states_it(embedder: Embedder | None) -> None:
+    """Said both in the abstract and on the experiments' page: the answer cites both, best first,
+    and a passage that does not state it (another figure) is not added."""
+    answer = "The deepest networks trained on ImageNet have 152 layers [1]."
+    checked = verify(answer, [ABSTRACT, EXPERIMENTS, SMALL], {"S3": 1}, embedder)
+    assert checked.answer == "The deepest networks trained on ImageNet have 152 layers [1] [2]."
+    assert checked.numbers == {"S3": 1, "S4": 2} and checked.flags == []
+    wrong = verify(
+        "The deepest networks trained on ImageNet have 101 layers [1].",
+        [ABSTRACT, EXPERIMENTS],
+        {"S3": 1},
+        embedder,
+    )
+    assert wrong.numbers == {"S3": 1} and [f.kind for f in wrong.flags] == ["not_stated"]
