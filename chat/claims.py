@@ -472,12 +472,28 @@ def _attached(tokens: Sequence[str], at: int) -> set[str]:
         token, after = tokens[after + 2], after + 3  # "16 instead of 20 residual blocks"
     if alone or not re.search(r"[,;:.)\]]$", token):
         out |= _phrase(tokens[after : after + 3])
+    if after < len(tokens) and tokens[after].lower() == "of":  # "three of the ten were PhD students"
+        out |= _partitive(tokens[after + 1 : after + 7])
     before = tokens[max(0, at - 4) : at]
     if alone:
         out |= _phrase(before[::-1], backwards=True)
     elif before and before[-1].lower() in _LINKS:
         out |= _phrase(before[-2::-1], backwards=True)
     return out
+
+
+_COPULAS = frozenset(["is", "are", "was", "were"])
+
+
+def _partitive(tokens: Sequence[str]) -> set[str]:
+    """What a part ("eight of the participants") is said to be: the words after the clause's "were"
+    ("… were female"), the number's as much as "participants" is."""
+    for j, token in enumerate(tokens):
+        if token.lower() in _COPULAS:
+            return _phrase(tokens[j + 1 : j + 4])
+        if re.search(r"[,;:.)\]]$", token):
+            break
+    return set()
 
 
 def _modifiers(

@@ -1127,3 +1127,21 @@ def test_a_name_in_a_list_that_gives_its_prefix_once(claim: str, said: bool) -> 
         "the hybrids R26+Mixer-S/16 and L/16 were trained for 10 epochs on the same data."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # what a part is said to be ("… were female") is its number's, as much as "annotators"
+        ("Five of the annotators were female.", True),
+        ("Seven of the annotators were female.", False),
+        ("Nine of the annotators were PhD students.", True),
+        ("Three of the annotators were PhD students.", False),
+    ],
+)
+def test_a_part_of_a_group_is_bound_to_what_it_is_said_to_be(claim: str, said: bool) -> None:
+    passage = (
+        "We hired twelve annotators from two labs (median age 31; 7 male and 5 female; 9 PhD students "
+        "and 3 engineers)."
+    )
+    assert stated(claim, passage) is said
