@@ -258,7 +258,12 @@ def _singles(windows: Sequence[Sentence]) -> int:
 
 
 def _numeric_terms(text: str) -> set[str]:
-    return {t for t in terms(text) if any(c.isdigit() for c in t)}
+    """The terms that state numbers ("28.4", "fifty", the "times" of "ten times"): the number checks
+    judge them, and a passage writes "seven" as "7" and "ten times" as "10x"."""
+    words, found = _values(text)
+    spelled = {t for v in found if v.unit == "word" for t in term_list(v.text)}
+    factors = {t for v in found if words[v.start + 1 : v.start + 2] == ["times"] for t in term_list("times")}
+    return {t for t in terms(text) if any(c.isdigit() for c in t)} | spelled | factors
 
 
 def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:

@@ -1145,3 +1145,34 @@ def test_a_part_of_a_group_is_bound_to_what_it_is_said_to_be(claim: str, said: b
         "and 3 engineers)."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "said"),
+    [
+        # "seven" is a number the number checks judge, not a word the passage must hold
+        ("Seven ResNets, six ViTs and five hybrids were compared.", "SIZES", True),
+        ("Seven ResNets, five ViTs and five hybrids were compared.", "SIZES", False),
+        # the "times" of "five to ten times" is the factor's, not the "wall-clock time" of another sentence
+        (
+            "As its curvature updates are costly, SFO is five to ten times slower per iteration than Adam.",
+            "SFO",
+            True,
+        ),
+        (
+            "As its curvature updates are costly, Adam is five to ten times slower per iteration than SFO.",
+            "SFO",
+            False,
+        ),
+    ],
+)
+def test_numbers_in_words_are_judged_as_numbers_not_looked_for_as_words(
+    claim: str, passage: str, said: bool
+) -> None:
+    passages = {
+        "SIZES": "The comparison covers 7 ResNets, 6 ViTs and 5 hybrids, all pre-trained on the same corpus. "
+        "Every model is then fine-tuned for 10 epochs.",
+        "SFO": "Figure 2 shows that Adam makes faster progress in both iterations and wall-clock time. "
+        "Due to the cost of its curvature updates, SFO is 5-10x slower per iteration than Adam.",
+    }
+    assert stated(claim, passages[passage]) is said
