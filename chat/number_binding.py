@@ -188,7 +188,10 @@ def values(text: str) -> tuple[list[str], list[Value]]:
         for m in found:
             raw = m.group()
             value, unit = parse(raw)
-            if token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
+            joined = re.match(r"-([a-z]+)", token[m.end() :])
+            if joined and joined.group(1) in _SCALE_WORDS and not unit:  # "21-million passages"
+                value, unit, raw = value * _SCALE_WORDS[joined.group(1)], "scale", f"{raw} {joined.group(1)}"
+            elif token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
                 unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
             if ranged and m is found[0] and ranged.group(2):
                 value, unit = parse(raw + ranged.group(2))

@@ -1176,3 +1176,16 @@ def test_numbers_in_words_are_judged_as_numbers_not_looked_for_as_words(
         "Due to the cost of its curvature updates, SFO is 5-10x slower per iteration than Adam.",
     }
     assert stated(claim, passages[passage]) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # a scale word joined to its number by a hyphen ("30-million passages") scales it
+        ("Embedding the 30 million passages takes six hours.", True),
+        ("Embedding the 4 million passages takes six hours.", False),
+    ],
+)
+def test_a_scale_joined_to_its_number_by_a_hyphen(claim: str, said: bool) -> None:
+    passage = "Computing embeddings on 30-million passages takes 6 hours on 4 GPUs, and indexing 2 hours."
+    assert stated(claim, passage) is said
