@@ -239,13 +239,17 @@ def gather(
 
 def _pack(pieces: Sequence[_Piece], budget: Budget, most: int) -> list[tuple[_Piece, str, int]]:
     """In the order given, each piece's text (trimmed to the budget's radius) while the texts fit
-    the token budget (a long one is passed over for a shorter), at most ``most``: (piece, text,
-    where the text starts in the piece's)."""
+    the token budget (a long one is passed over for a shorter; one of the first ``KEY_QUOTES``,
+    whose quotes the reader sees first, is cut to its best quote alone rather than passed over),
+    at most ``most``: (piece, text, where the text starts in the piece's)."""
     chosen: list[tuple[_Piece, str, int]] = []
     used = 0
-    for piece in pieces:
+    for i, piece in enumerate(pieces):
         text, offset = _trim(piece, budget.radius)
         cost = count_tokens(text)
+        if used + cost > budget.tokens and chosen and i < KEY_QUOTES:
+            text, offset = _trim(piece, 0)
+            cost = count_tokens(text)
         if used + cost > budget.tokens and chosen:
             continue
         chosen.append((piece, text, offset))

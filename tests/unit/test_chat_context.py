@@ -8,6 +8,7 @@ from collections.abc import Collection, Sequence
 
 from chat.context import Budget, _overlap_join, coverage, gather, is_evidence
 from retrieval.evidence import EvidenceChunk, EvidencePage, EvidenceRanking, question_terms
+from retrieval.tokens import count_tokens
 from settings import ChatSettings
 
 PAPER = "1706.03762"
@@ -229,3 +230,17 @@ def test_a_joined_name_counts_as_written_without_its_joining_word() -> None:
         None,
     )
     assert other.unnamed == "German-to-Japanese"
+
+
+def test_a_passage_that_does_not_fit_is_read_as_its_best_quote_alone() -> None:
+    """The budget is nearly spent: the next passage is not passed over but cut to its key quote."""
+    filler = " ".join(f"Filler sentence {chr(65 + i)} is about the base Transformer." for i in range(6))
+    first = chunk(3, f"The base Transformer uses attention heads in every layer. {filler}", (2,))
+    second = chunk(
+        12, f"{filler} In this work we employ h = 8 parallel attention layers, or heads. {filler}", (5,)
+    )
+    budget = Budget(count_tokens(first.text) + 25, radius=2)
+    found = gather(FakeEvidence([first, second]), QUESTION, None, ChatSettings(), budget, None)
+    assert all(p.read for p in found.passages) and len(found.passages) == 2
+    cut = next(p for p in found.passages if p.chunk_ids == (second.chunk_id,))
+    assert cut.text == "In this work we employ h = 8 parallel attention layers, or heads."
