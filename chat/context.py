@@ -211,7 +211,10 @@ def gather(
         piece.scored = scored[str(i)]
     # Passages holding the best quotes first; the page order breaks ties.
     order = sorted(range(len(pieces)), key=lambda i: (-best.get(str(i), 0.0), pieces[i].rank))
-    chosen = _pack([pieces[i] for i in order], budget, conf.chat_passages)
+    own: dict[str, Quote] = {}
+    for q in quotes:  # best first
+        own.setdefault(q.key, q)
+    chosen = _pack([(pieces[i], own.get(str(i))) for i in order], budget, conf.chat_passages)
     passages: list[KeyedPassage] = []
     given: dict[int, tuple[KeyedPassage, int]] = {}  # piece → its passage and where its text starts
     for n, (piece, text, offset) in enumerate(chosen, start=first_key):
@@ -237,18 +240,20 @@ def gather(
     return Gathered(passages, found, unnamed(question, ranking))
 
 
-def _pack(pieces: Sequence[_Piece], budget: Budget, most: int) -> list[tuple[_Piece, str, int]]:
+def _pack(
+    pieces: Sequence[tuple[_Piece, Quote | None]], budget: Budget, most: int
+) -> list[tuple[_Piece, str, int]]:
     """In the order given, each piece's text (trimmed to the budget's radius) while the texts fit
     the token budget (a long one is passed over for a shorter; one of the first ``KEY_QUOTES``,
-    whose quotes the reader sees first, is cut to its best quote alone rather than passed over),
+    whose quotes the reader sees first, is cut to its best key quote rather than passed over),
     at most ``most``: (piece, text, where the text starts in the piece's)."""
     chosen: list[tuple[_Piece, str, int]] = []
     used = 0
-    for i, piece in enumerate(pieces):
+    for i, (piece, quote) in enumerate(pieces):
         text, offset = _trim(piece, budget.radius)
         cost = count_tokens(text)
-        if used + cost > budget.tokens and chosen and i < KEY_QUOTES:
-            text, offset = _trim(piece, 0)
+        if used + cost > budget.tokens and chosen and i < KEY_QUOTES and quote is not None:
+            text, offset = piece.text[quote.start : quote.end], quote.start
             cost = count_tokens(text)
         if used + cost > budget.tokens and chosen:
             continue

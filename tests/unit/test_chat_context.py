@@ -243,4 +243,7 @@ def test_a_passage_that_does_not_fit_is_read_as_its_best_quote_alone() -> None:
     found = gather(FakeEvidence([first, second]), QUESTION, None, ChatSettings(), budget, None)
     assert all(p.read for p in found.passages) and len(found.passages) == 2
     cut = next(p for p in found.passages if p.chunk_ids == (second.chunk_id,))
-    assert cut.text == "In this work we employ h = 8 parallel attention layers, or heads."
+    # its key quote, whole, and still shown first among the quotes of that passage
+    quote = next(q for q in found.quotes if q.key == cut.key)
+    assert cut.text == quote.text and "h = 8 parallel attention layers" in quote.text
+    assert len(cut.text) < len(second.text) // 2
