@@ -188,6 +188,7 @@ def test_the_chat_page_lists_reopens_renames_exports_and_deletes(signed_in: Tab)
     model.script(ANSWER)
     ask_on_the_chat_page(page)
     page.locator("[data-chat-log] ol.references").wait_for()
+    given = page.locator("[data-chat-log] ol.references li").count()  # a passage stating it too is cited
     assert "/chat?c=" in page.url
     page.get_by_role("button", name="New conversation").click()
     assert page.locator("[data-chat-log] .turn").count() == 0 and page.url.endswith("/chat")
@@ -199,7 +200,8 @@ def test_the_chat_page_lists_reopens_renames_exports_and_deletes(signed_in: Tab)
     log = page.locator("[data-chat-log]")
     log.locator(".answer").wait_for()
     assert "[1]" in log.locator(".answer a.cite").first.inner_text()
-    assert log.locator(".evidence-list li").count() > 0 and log.locator("ol.references li").count() == 1
+    assert log.locator(".evidence-list li").count() > 0
+    assert log.locator("ol.references li").count() == given >= 1
     assert "?c=" in page.url
     audit(page)  # with a conversation shown
 
