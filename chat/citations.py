@@ -187,11 +187,11 @@ def verify(
     """Attribute, check and number the finished ``answer`` (already filtered by :class:`KeyFilter`,
     whose ``numbers`` are passed in). ``embedder`` adds the embedding overlap to the attribution."""
     by_key = {p.key: p for p in passages}
-    numbers = dict(numbers)
-    by_n = {n: key for key, n in numbers.items()}
+    numbering = dict(numbers)  # key → n, grown as citations are added
+    by_n = {n: key for key, n in numbering.items()}
     flags: list[Flag] = []
     out: list[str] = []
-    cited_keys: set[str] = set(numbers)
+    cited_keys: set[str] = set(numbering)
     pieces = _SENTENCE_END.split(answer)
     separators = _SENTENCE_END.findall(answer)
     plains = [_NUMBERED.sub("", sentence).strip() for sentence in pieces]
@@ -204,6 +204,14 @@ def verify(
     ranked: dict[str, list[str]] = {}  # a judged sentence → the given keys, best support first
     attributed: dict[str, list[str]] = {}  # … those that support it (SUPPORT)
     at: dict[str, int] = {}  # … and where it stands in the answer
+
+    def cite(key: str) -> int:
+        """The reference number of ``key``, numbering it when it is new."""
+        n = numbering.setdefault(key, len(numbering) + 1)
+        by_n[n] = key
+        cited_keys.add(key)
+        return n
+
     for i, sentence in enumerate(pieces):
         cited = [by_n[int(n)] for n in _NUMBERED.findall(sentence) if int(n) in by_n]
         plain = plains[i]
@@ -216,11 +224,8 @@ def verify(
             at[plain] = i
             supported_by_cite = any(scores[k] >= SUPPORT for k in cited)
             if not supported_by_cite and scores[best] >= SUPPORT:
-                n = numbers.setdefault(best, len(numbers) + 1)
-                by_n[n] = best
                 cited.append(best)
-                cited_keys.add(best)
-                sentence = _add_citation(sentence, n)
+                sentence = _add_citation(sentence, cite(best))
             elif not supported_by_cite:
                 flags.append(Flag("sentence", plain, "no given passage supports this sentence"))
             if cited:
@@ -236,11 +241,8 @@ def verify(
         if other is None:
             flags.append(flag)
             continue
-        n = numbers.setdefault(other, len(numbers) + 1)
-        by_n[n] = other
-        cited_keys.add(other)
         i = at[flag.text]
-        out[2 * i] = _add_citation(_CITATION.sub("", pieces[i]), n)
+        out[2 * i] = _add_citation(_CITATION.sub("", pieces[i]), cite(other))
         claims = [(text, [other] if text == flag.text else keys) for text, keys in claims]
     # A sentence that stands also cites the next given passage that states it: a reader checks the
     # fact where it is said most fully (an abstract's "152 layers" and the experiments' page).
@@ -251,10 +253,7 @@ def verify(
         untried = [k for k in attributed[sentence] if k not in keys][:1]
         other = _stating(sentence, untried, by_key, embedder, exclude=claims)
         if other is not None:
-            n = numbers.setdefault(other, len(numbers) + 1)
-            by_n[n] = other
-            cited_keys.add(other)
-            out[2 * at[sentence]] = _add_citation(out[2 * at[sentence]], n)
+            out[2 * at[sentence]] = _add_citation(out[2 * at[sentence]], cite(other))
     text, numbers = _renumbered("".join(out), by_n)
     cited_keys &= set(numbers)
     cited_text = " ".join(_norm(by_key[k].text) for k in cited_keys if k in by_key)

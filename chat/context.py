@@ -204,16 +204,18 @@ def gather(
     pieces = _merge([_widen(source, piece, scorer) for piece in pieces])
     keyed_texts = [(str(i), p.text, p.pages) for i, p in enumerate(pieces)]
     quotes, scored = key_quotes(keyed_texts, scorer, most=len(pieces) * PER_PASSAGE, per_passage=PER_PASSAGE)
-    best: dict[str, float] = {}
+    own: dict[str, Quote] = {}  # each passage's best key quote (they come best first)
     for q in quotes:
-        best[q.key] = max(best.get(q.key, 0.0), q.score)
+        own.setdefault(q.key, q)
     for i, piece in enumerate(pieces):
         piece.scored = scored[str(i)]
+
+    def best(i: int) -> float:
+        quote = own.get(str(i))
+        return max(quote.score, 0.0) if quote else 0.0
+
     # Passages holding the best quotes first; the page order breaks ties.
-    order = sorted(range(len(pieces)), key=lambda i: (-best.get(str(i), 0.0), pieces[i].rank))
-    own: dict[str, Quote] = {}
-    for q in quotes:  # best first
-        own.setdefault(q.key, q)
+    order = sorted(range(len(pieces)), key=lambda i: (-best(i), pieces[i].rank))
     chosen = _pack([(pieces[i], own.get(str(i))) for i in order], budget, conf.chat_passages)
     passages: list[KeyedPassage] = []
     given: dict[int, tuple[KeyedPassage, int]] = {}  # piece → its passage and where its text starts
