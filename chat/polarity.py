@@ -212,8 +212,46 @@ def plain(name: str) -> bool:
     return name.isalpha() and name[0].isupper() and name[1:].islower()
 
 
+_SEPARATOR = re.compile(r"[\s\-–_/'’]")
+
+
 def holds_name(text: str, name: str) -> bool:
-    return fold(name) in fold(text)
+    """``text`` writes ``name`` (case, spaces and hyphens aside) as a name of its own, not as a piece
+    of another: "Adam" is not in "AdaMax", nor "BERT" in "RoBERTa", nor "GPT-3" in "GPT-3.5"; a
+    plural ("LSTMs"), a version ("ResNet50") or a suffix in capitals ("BERTBASE") still holds it."""
+    wanted = fold(name)
+    if not wanted:
+        return False
+    folded, where = [], []  # the folded text, and the index in ``text`` of each folded character
+    for i, char in enumerate(text):
+        if not _SEPARATOR.match(char):
+            piece = char.lower().translate(_GREEK)
+            folded.append(piece)
+            where.extend([i] * len(piece))
+    flat = "".join(folded)
+    at = flat.find(wanted)
+    while at >= 0:
+        start, end = where[at], where[at + len(wanted) - 1] + 1
+        if _stands_alone(text, name, start, end):
+            return True
+        at = flat.find(wanted, at + 1)
+    return False
+
+
+def _stands_alone(text: str, name: str, start: int, end: int) -> bool:
+    before = text[start - 1 : start]
+    # a unit after its number ("215GB"), a prefix in capitals ("DMLP" for a lost subscript)
+    if before.isalpha() and not (before.isupper() and name[0].isupper()):
+        return False
+    after, rest = text[end : end + 1], text[end + 1 : end + 2]
+    if not after or not after.isalnum():
+        # "GPT-3.5" is another model than "GPT-3" ("GPT-3." ends a sentence), "FlashAttention 3×" a factor
+        return not name[-1].isdigit() or not ((after == "." and rest.isdigit()) or after in ("×", "%"))
+    if after.isdigit():
+        return not name[-1].isdigit()
+    if after == "s" and not rest.isalnum():
+        return True
+    return after.isupper() and name[-1].isupper()
 
 
 # A word broken at a line's end ("out- perform"), not a suspended hyphen ("single- or multi-doc").

@@ -209,6 +209,19 @@ def test_a_name_the_evidence_never_writes_is_reported() -> None:
     assert gather(source, QUESTION, None, ChatSettings(), Budget(1800), None).unnamed is None
 
 
+def test_a_name_written_only_inside_a_longer_name_is_reported() -> None:
+    """ "RoBERTa" does not write "BERT", nor "FlashAttention 3× faster" "FlashAttention-3"."""
+    text = "RoBERTa is trained with a batch size of 8K sequences; FlashAttention makes it 3× faster."
+    source = FakeEvidence([chunk(5, text, (9,), "1907.11692")])
+
+    def unnamed_in(question: str) -> str | None:
+        return gather(source, question, None, ChatSettings(), Budget(1800), None).unnamed
+
+    assert unnamed_in("What batch size is RoBERTa trained with?") is None
+    assert unnamed_in("What batch size is BERT trained with?") == "BERT"
+    assert unnamed_in("How much faster does FlashAttention-3 make RoBERTa?") == "FlashAttention-3"
+
+
 def test_a_joined_name_counts_as_written_without_its_joining_word() -> None:
     text = "On WMT'16 German-English the 62B model gains 13 BLEU over the 8B model with one shot."
     source = FakeEvidence([chunk(5, text, (28,), "2204.02311")])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chat.claims import check_claim, check_claims
+from chat.polarity import holds_name
 from retrieval.embedder import Embedder, MiniLMEmbedder
 
 HEADS = (
@@ -1189,3 +1190,28 @@ def test_numbers_in_words_are_judged_as_numbers_not_looked_for_as_words(
 def test_a_scale_joined_to_its_number_by_a_hyphen(claim: str, said: bool) -> None:
     passage = "Computing embeddings on 30-million passages takes 6 hours on 4 GPUs, and indexing 2 hours."
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "held"),
+    [
+        ("a variant of Adam based on the infinity norm", "Adam", True),
+        ("AdaMax, based on the infinity norm", "Adam", False),
+        ("RoBERTa and DistilBERT", "BERT", False),
+        ("fine-tuned mBERT", "BERT", False),
+        ("GPT-3.5 and GPT-4", "GPT-3", False),
+        ("as reported for GPT-3.", "GPT-3", True),
+        ("FlashAttention is 3× faster", "FlashAttention-3", False),
+        ("Transformer XL", "Transformer-XL", True),
+        ("SQuAD1.1", "SQuAD 1.1", True),
+        ("ColBERT v2", "ColBERTv2", True),
+        ("two LSTMs", "LSTM", True),
+        ("ResNet50 features", "ResNet", True),
+        ("BERTBASE and BERTLARGE", "BERT", True),  # a subscript lost in the PDF's text
+        ("DMLP = 2048", "MLP", True),
+        ("only 215Gb", "GB", True),
+        ("ResNet-152", "ResNet-15", False),
+    ],
+)
+def test_a_name_is_held_alone_not_as_a_piece_of_another(text: str, name: str, held: bool) -> None:
+    assert holds_name(text, name) is held
