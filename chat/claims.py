@@ -617,6 +617,10 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
         kin = [m for m in _compounds(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
         if kin:
             return f"the passage says {kin[0]} here, not {compound}"
+    topic = _topic(window, passage)
+    for name in every:
+        if topic and _kindred_by_prefix(topic, name) and not _holds_name(claim, topic):
+            return f"the passage says this of {topic}, not {name}"
     for name in claim_names:
         if _holds_name(window, name) or _listed_short(window, name, claim):
             continue
@@ -666,6 +670,37 @@ def _modifier_swapped(claim: str, window: str, passage: str) -> str | None:
         if other:
             return f"the passage says {other[0]!r} here, not {text!r}"
     return None
+
+
+def _topic(window: str, passage: str) -> str | None:
+    """What the sentence a claim rests on is about when it names nothing itself: the first name of
+    the nearest sentence before it that names one ("AdaMax, a variant of Adam …. Good default
+    settings … are α = 0.002" is said of AdaMax)."""
+    if _names(window, anywhere=True):
+        return None
+    at = passage.find(window)
+    before = [s.text for s in split(passage[: max(at, 0)])]
+    for text in reversed(before):
+        named = [n for n in _names(text, anywhere=True) if n.lower() not in _NOT_TOPICS]
+        if named:
+            return named[0]
+    return None
+
+
+# Words that open a sentence or a caption without being what it is about.
+_NOT_TOPICS = frozenset(["algorithm", "table", "figure", "fig", "section", "appendix", "equation"])
+
+
+def _kindred_by_prefix(one: str, other: str) -> bool:
+    """Two different names, one written at the start of the other ("AdaMax" and "Adam", "AdamW" and
+    "Adam"), neither held in the other as a name ("BERTBASE" holds "BERT")."""
+    a, b = _fold(one), _fold(other)
+    return (
+        a != b
+        and (a.startswith(b) or b.startswith(a))
+        and not _holds_name(one, other)
+        and not _holds_name(other, one)
+    )
 
 
 def _joined_from(name: str, claim: str, window: str, passage: str) -> bool:

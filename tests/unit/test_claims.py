@@ -1215,3 +1215,27 @@ def test_a_scale_joined_to_its_number_by_a_hyphen(claim: str, said: bool) -> Non
 )
 def test_a_name_is_held_alone_not_as_a_piece_of_another(text: str, name: str, held: bool) -> None:
     assert holds_name(text, name) is held
+
+
+ADAMAX = (
+    "Algorithm 2: AdaMax, a variant of Adam based on the infinity norm. See section 7.1 for details. "
+    "Good default settings for the tested machine learning problems are α = 0.002, β1 = 0.9 and "
+    "β2 = 0.999. With βt1 we denote β1 to the power t."
+)
+
+
+def test_a_sentence_naming_nothing_is_about_the_name_before_it_not_a_kindred_one(
+    embedder: Embedder | None,
+) -> None:
+    """The defaults are AdaMax's: the paragraph names Adam too, but only as what AdaMax varies."""
+    wrong = check_claim(
+        "The default settings for Adam are α = 0.002, β1 = 0.9 and β2 = 0.999.", ADAMAX, embedder
+    )
+    assert not wrong.supported and "AdaMax" in wrong.reason
+    right = "Good default settings for AdaMax are α = 0.002, β1 = 0.9 and β2 = 0.999."
+    assert check_claim(right, ADAMAX, embedder).supported
+    base = (
+        "Table 1: BERTBASE results on GLUE. We fine-tune for 3 epochs. "
+        "The batch size is 32 and the learning rate is 2e-5."
+    )
+    assert check_claim("BERT is fine-tuned with a batch size of 32.", base, embedder).supported
