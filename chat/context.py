@@ -363,17 +363,23 @@ def _overlap_join(first: str, second: str, longest: int = 600) -> str:
     return f"{first} {second}"
 
 
+# A name and its version apart ("LLaMA 2", "GPT 4"): the pages may name the model, not this version.
+_VERSIONED = re.compile(r"\b[A-Za-z][\w-]*[A-Z][\w-]* \d{1,2}(?:\.\d)?(?![\w.%×])")
+
+
 def unnamed(question: str, ranking: EvidenceRanking) -> str | None:
     """A name the question asks about ("ColBERTv2", "English-to-Japanese") that no page of the
     evidence writes, nor its paper's title: the pages match the question's other words but are
     about something else, and a model given them answers about that instead."""
     found = " ".join(f"{c.title} {c.text}" for page in ranking.pages for c in page.chunks)
-    for name in compounds(question):
+    for name in [*compounds(question), *_VERSIONED.findall(question)]:
         if not holds_compound(found, name):
             return name
+    # A capitalised word counts in mid-sentence only ("Lion", "Whisper"): at the start it is any word.
+    inside = set(names(question))
     for name in names(question, anywhere=True):
         if (
-            not plain(name)
+            (not plain(name) or name in inside)
             and not holds_name(found, name)
             and not any(name in c for c in compounds(question))
         ):

@@ -241,8 +241,10 @@ def holds_name(text: str, name: str) -> bool:
 def _stands_alone(text: str, name: str, start: int, end: int) -> bool:
     before = text[start - 1 : start]
     # a unit after its number ("215GB"), a prefix in capitals ("DMLP" for a lost subscript)
-    if before.isalpha() and not (before.isupper() and name[0].isupper()):
+    if before.isalpha() and not (before.isupper() and text[start].isupper()):
         return False
+    if text[start].islower() and re.search(r"[a-z]-\s+$", text[max(0, start - 4) : start]):
+        return False  # the end of a word broken at a line's end ("bil- lion" is no "Lion")
     after, rest = text[end : end + 1], text[end + 1 : end + 2]
     if not after or not after.isalnum():
         # "GPT-3.5" is another model than "GPT-3" ("GPT-3." ends a sentence), "FlashAttention 3×" a factor

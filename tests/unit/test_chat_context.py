@@ -220,6 +220,8 @@ def test_a_name_written_only_inside_a_longer_name_is_reported() -> None:
     assert unnamed_in("What batch size is RoBERTa trained with?") is None
     assert unnamed_in("What batch size is BERT trained with?") == "BERT"
     assert unnamed_in("How much faster does FlashAttention-3 make RoBERTa?") == "FlashAttention-3"
+    assert unnamed_in("What batch size is RoBERTa 2 trained with?") == "RoBERTa 2"  # a version apart
+    assert unnamed_in("What batch size of sequences is RoBERTa trained with by Lion?") == "Lion"
 
 
 def test_a_joined_name_counts_as_written_without_its_joining_word() -> None:

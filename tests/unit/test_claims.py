@@ -1211,6 +1211,8 @@ def test_a_scale_joined_to_its_number_by_a_hyphen(claim: str, said: bool) -> Non
         ("DMLP = 2048", "MLP", True),
         ("only 215Gb", "GB", True),
         ("ResNet-152", "ResNet-15", False),
+        ("15.3/19.6 bil- lion FLOPs", "Lion", False),
+        ("Jakob Uszkoreit, Llion Jones", "Lion", False),
     ],
 )
 def test_a_name_is_held_alone_not_as_a_piece_of_another(text: str, name: str, held: bool) -> None:
