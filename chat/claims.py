@@ -190,7 +190,7 @@ def _check(
     # a table's row and column say what a number is of: its names need not stand beside it, and a
     # row named "None" (no retriever) denies nothing
     tabled = bool(table and _table_confirms(claim, table))
-    problem = None if tabled else _entities(claim, window.text, f"{context} {passage}", shares[best])
+    problem = None if tabled else _entities(claim, window.text, passage, shares[best], context)
     if problem is None and not tabled:
         problem = _modifier_swapped(claim, window.text, passage)
     if problem:
@@ -595,11 +595,13 @@ def _span_words(passage: str, window: str) -> tuple[int, int]:
 # -- names ----------------------------------------------------------------------------------------------
 
 
-def _entities(claim: str, window: str, passage: str, share: float) -> str | None:
+def _entities(claim: str, window: str, passage: str, share: float, title: str = "") -> str | None:
     """A name of the claim missing where the passage says this: swapped for a kindred name there
     ("English-to-French" for "English-to-German"), or — in a sentence that otherwise says what the
     claim says (``share`` of its words) — for the one other name there; or in the passage (and its
     title) nowhere."""
+    topic = _topic(window, passage)  # the title runs into the first sentence: not read for this
+    passage = f"{title} {passage}"
     window_names = _names(window, anywhere=True)
     claim_names = _names(claim)
     every = _names(claim, anywhere=True)
@@ -617,7 +619,6 @@ def _entities(claim: str, window: str, passage: str, share: float) -> str | None
         kin = [m for m in _compounds(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
         if kin:
             return f"the passage says {kin[0]} here, not {compound}"
-    topic = _topic(window, passage)
     for name in every:
         if topic and _kindred_by_prefix(topic, name) and not _holds_name(claim, topic):
             return f"the passage says this of {topic}, not {name}"

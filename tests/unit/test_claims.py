@@ -1230,10 +1230,12 @@ def test_a_sentence_naming_nothing_is_about_the_name_before_it_not_a_kindred_one
     embedder: Embedder | None,
 ) -> None:
     """The defaults are AdaMax's: the paragraph names Adam too, but only as what AdaMax varies."""
-    wrong = check_claim(
-        "The default settings for Adam are α = 0.002, β1 = 0.9 and β2 = 0.999.", ADAMAX, embedder
-    )
+    claim = "The default settings for Adam are α = 0.002, β1 = 0.9 and β2 = 0.999."
+    wrong = check_claim(claim, ADAMAX, embedder)
     assert not wrong.supported and "AdaMax" in wrong.reason
+    # the title names Adam and would run into the passage's first sentence
+    titled = check_claim(claim, ADAMAX, embedder, context="Adam: A Method for Stochastic Optimization")
+    assert not titled.supported and "AdaMax" in titled.reason
     right = "Good default settings for AdaMax are α = 0.002, β1 = 0.9 and β2 = 0.999."
     assert check_claim(right, ADAMAX, embedder).supported
     base = (
