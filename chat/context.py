@@ -363,8 +363,12 @@ def _overlap_join(first: str, second: str, longest: int = 600) -> str:
     return f"{first} {second}"
 
 
-# A name and its version apart ("LLaMA 2", "GPT 4"): the pages may name the model, not this version.
-_VERSIONED = re.compile(r"\b[A-Za-z][\w-]*[A-Z][\w-]* \d{1,2}(?:\.\d)?(?![\w.%×])")
+# A name and its version apart or after a slash ("LLaMA 2", "ViT-B/8"): the pages may name the
+# model, not this version.
+_VERSIONED = re.compile(r"\b[A-Za-z][\w-]*[A-Z][\w-]*(?: \d{1,2}(?:\.\d)?|/\d+)(?![\w.%×/])")
+
+
+_LOWER_SUFFIX = re.compile(r"(?<=\w)-[a-z]+$")
 
 
 def unnamed(question: str, ranking: EvidenceRanking) -> str | None:
@@ -372,16 +376,17 @@ def unnamed(question: str, ranking: EvidenceRanking) -> str | None:
     evidence writes, nor its paper's title: the pages match the question's other words but are
     about something else, and a model given them answers about that instead."""
     found = " ".join(f"{c.title} {c.text}" for page in ranking.pages for c in page.chunks)
-    for name in [*compounds(question), *_VERSIONED.findall(question)]:
+    for name in [*_VERSIONED.findall(question), *compounds(question)]:
         if not holds_compound(found, name):
             return name
     # A capitalised word counts in mid-sentence only ("Lion", "Whisper"): at the start it is any word.
     inside = set(names(question))
-    for name in names(question, anywhere=True):
+    for written in names(question, anywhere=True):
+        name = _LOWER_SUFFIX.sub("", written)  # "ELMo-based" asks about ELMo
         if (
-            (not plain(name) or name in inside)
+            (not plain(name) or written in inside)
             and not holds_name(found, name)
-            and not any(name in c for c in compounds(question))
+            and not any(written in c for c in compounds(question))
         ):
             return name
     return None

@@ -217,8 +217,9 @@ _SEPARATOR = re.compile(r"[\s\-–_/'’]")
 
 def holds_name(text: str, name: str) -> bool:
     """``text`` writes ``name`` (case, spaces and hyphens aside) as a name of its own, not as a piece
-    of another: "Adam" is not in "AdaMax", nor "BERT" in "RoBERTa", nor "GPT-3" in "GPT-3.5"; a
-    plural ("LSTMs"), a version ("ResNet50") or a suffix in capitals ("BERTBASE") still holds it."""
+    of another: "Adam" is not in "AdaMax", nor "BERT" in "RoBERTa", nor "GPT-3" in "GPT-3.5", nor
+    "CLIP" in "clip"; a plural ("LSTMs"), a version ("ResNet50") or a suffix in capitals
+    ("BERTBASE") still holds it, and "Retro" holds "RETRO"."""
     wanted = fold(name)
     if not wanted:
         return False
@@ -239,6 +240,8 @@ def holds_name(text: str, name: str) -> bool:
 
 
 def _stands_alone(text: str, name: str, start: int, end: int) -> bool:
+    if name.isupper() and text[start:end].islower():
+        return False  # an acronym is not the word ("CLIP" is not "we clip the gradients")
     before = text[start - 1 : start]
     # a unit after its number ("215GB"), a prefix in capitals ("DMLP" for a lost subscript)
     if before.isalpha() and not (before.isupper() and text[start].isupper()):

@@ -218,9 +218,11 @@ def test_a_name_written_only_inside_a_longer_name_is_reported() -> None:
         return gather(source, question, None, ChatSettings(), Budget(1800), None).unnamed
 
     assert unnamed_in("What batch size is RoBERTa trained with?") is None
+    assert unnamed_in("What batch size are RoBERTa-based models trained with?") is None
     assert unnamed_in("What batch size is BERT trained with?") == "BERT"
     assert unnamed_in("How much faster does FlashAttention-3 make RoBERTa?") == "FlashAttention-3"
     assert unnamed_in("What batch size is RoBERTa 2 trained with?") == "RoBERTa 2"  # a version apart
+    assert unnamed_in("What batch size is RoBERTa-B/8 trained with?") == "RoBERTa-B/8"
     assert unnamed_in("What batch size of sequences is RoBERTa trained with by Lion?") == "Lion"
 
 

@@ -1213,6 +1213,8 @@ def test_a_scale_joined_to_its_number_by_a_hyphen(claim: str, said: bool) -> Non
         ("ResNet-152", "ResNet-15", False),
         ("15.3/19.6 bil- lion FLOPs", "Lion", False),
         ("Jakob Uszkoreit, Llion Jones", "Lion", False),
+        ("we clip the gradients", "CLIP", False),
+        ("Retro models", "RETRO", True),
     ],
 )
 def test_a_name_is_held_alone_not_as_a_piece_of_another(text: str, name: str, held: bool) -> None:
