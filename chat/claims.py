@@ -616,7 +616,12 @@ def _entities(claim: str, window: str, passage: str, share: float, title: str = 
         if _holds_compound(passage, compound) or _listed_short(passage, compound, claim):
             continue
         parts = set(_parts(compound))
-        kin = [m for m in _compounds(window) if len(parts & set(_parts(m))) not in (0, len(parts))]
+        kin = [
+            m
+            for m in _compounds(window)
+            if len(parts & set(_parts(m))) not in (0, len(parts))
+            or (set(_parts(m)) == parts and _parts(m) != _parts(compound))  # "English-to-German"
+        ]
         if kin:
             return f"the passage says {kin[0]} here, not {compound}"
     for name in every:

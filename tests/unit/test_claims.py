@@ -1245,3 +1245,15 @@ def test_a_sentence_naming_nothing_is_about_the_name_before_it_not_a_kindred_one
         "The batch size is 32 and the learning rate is 2e-5."
     )
     assert check_claim("BERT is fine-tuned with a batch size of 32.", base, embedder).supported
+
+
+def test_a_joined_name_said_the_other_way_round_is_another_name(embedder: Embedder | None) -> None:
+    passage = (
+        "On the WMT 2014 English-to-German translation task, the big Transformer reaches a BLEU score "
+        "of 28.4, and 41.8 on English-to-French, at a fraction of the training cost."
+    )
+    wrong = "The big Transformer reaches 28.4 BLEU on WMT 2014 German-to-English translation."
+    checked = check_claim(wrong, passage, embedder)
+    assert not checked.supported and "English-to-German" in checked.reason
+    right = "The big Transformer reaches 28.4 BLEU on WMT 2014 English-to-German translation."
+    assert check_claim(right, passage, embedder).supported
