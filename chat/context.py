@@ -224,21 +224,24 @@ def gather(
         passages.append(passage)
         given[id(piece)] = passage, offset
     # The key quotes come from every passage that cleared the threshold, not only from those the
-    # model reads (a small model reads few): a quote's passage the model does not read is shown
-    # beside the others, keyed after them and marked unread, so the model cannot cite it.
+    # model reads (a small model reads few): a quote's passage the model does not read, or reads
+    # cut short of the quote, is shown whole beside the others, keyed after them and marked
+    # unread, so the model cannot cite it.
     found: list[Quote] = []
+    unread: dict[int, KeyedPassage] = {}  # piece → its whole text, shown unread
     for quote in quotes:  # best first
         if len(found) == KEY_QUOTES:
             break
         piece = pieces[int(quote.key)]
-        if id(piece) not in given:
-            key = f"S{first_key + len(passages)}"
-            shown = replace(_keyed(key, piece, piece.text, piece.coverage), read=False)
-            passages.append(shown)
-            given[id(piece)] = shown, 0
-        passage, offset = given[id(piece)]
-        if offset <= quote.start and quote.end - offset <= len(passage.text):
-            found.append(replace(quote, key=passage.key, start=quote.start - offset, end=quote.end - offset))
+        holder = given.get(id(piece))
+        if holder is None or not (holder[1] <= quote.start and quote.end - holder[1] <= len(holder[0].text)):
+            if id(piece) not in unread:
+                key = f"S{first_key + len(passages)}"
+                unread[id(piece)] = replace(_keyed(key, piece, piece.text, piece.coverage), read=False)
+                passages.append(unread[id(piece)])
+            holder = unread[id(piece)], 0
+        shown, offset = holder
+        found.append(replace(quote, key=shown.key, start=quote.start - offset, end=quote.end - offset))
     return Gathered(passages, found, unnamed(question, ranking))
 
 

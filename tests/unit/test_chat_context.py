@@ -258,9 +258,30 @@ def test_a_passage_that_does_not_fit_is_read_as_its_best_quote_alone() -> None:
     )
     budget = Budget(count_tokens(first.text) + 25, radius=2)
     found = gather(FakeEvidence([first, second]), QUESTION, None, ChatSettings(), budget, None)
-    assert all(p.read for p in found.passages) and len(found.passages) == 2
-    cut = next(p for p in found.passages if p.chunk_ids == (second.chunk_id,))
+    read = [p for p in found.passages if p.read]
+    assert len(read) == 2
+    cut = next(p for p in read if p.chunk_ids == (second.chunk_id,))
     # its key quote, whole, and still shown first among the quotes of that passage
     quote = next(q for q in found.quotes if q.key == cut.key)
     assert cut.text == quote.text and "h = 8 parallel attention layers" in quote.text
     assert len(cut.text) < len(second.text) // 2
+
+
+def test_a_key_quote_outside_the_cut_the_model_reads_is_shown_in_its_whole_passage_unread() -> None:
+    """The model reads the passage trimmed around its best sentence; a key quote further on is not
+    dropped but shown in the whole passage, marked unread."""
+    filler = " ".join(f"Filler sentence {chr(65 + i)} is about the encoder stack." for i in range(8))
+    text = (
+        f"The base Transformer has attention heads in each layer. {filler} "
+        "The dimension of each head is dk = dv = 64 in the base Transformer."
+    )
+    only = chunk(4, text, (5,))
+    found = gather(FakeEvidence([only]), QUESTION, None, ChatSettings(), Budget(1800, radius=1), None)
+    read = [p for p in found.passages if p.read]
+    assert len(read) == 1 and len(read[0].text) < len(text) // 2  # the model reads a cut
+    by_key = {p.key: p for p in found.passages}
+    for quote in found.quotes:
+        assert by_key[quote.key].text[quote.start : quote.end] == quote.text
+    outside = [q for q in found.quotes if q.text not in read[0].text]
+    assert outside and all(not by_key[q.key].read and by_key[q.key].text == text for q in outside)
+    assert any("attention heads in each layer" in q.text for q in outside)
