@@ -187,8 +187,11 @@ def _is_proper(text: str, at: int) -> bool:
     return bool(before) and before[-1] not in ".:!?"
 
 
+_SEPARATOR = re.compile(r"[\s\-–_/'’]")  # what a name's spelling may put in or leave out
+
+
 def fold(text: str) -> str:
-    return re.sub(r"[\s\-–_/'’]+", "", text.lower().translate(_GREEK))
+    return _SEPARATOR.sub("", text.lower().translate(_GREEK))
 
 
 # Capitalised words joined into one name: "English-to-German", "Fusion-in-Decoder".
@@ -212,16 +215,13 @@ def plain(name: str) -> bool:
     return name.isalpha() and name[0].isupper() and name[1:].islower()
 
 
-_SEPARATOR = re.compile(r"[\s\-–_/'’]")
-
-
 def holds_name(text: str, name: str) -> bool:
     """``text`` writes ``name`` (case, spaces and hyphens aside) as a name of its own, not as a piece
     of another: "Adam" is not in "AdaMax", nor "BERT" in "RoBERTa", nor "GPT-3" in "GPT-3.5", nor
     "CLIP" in "clip"; a plural ("LSTMs"), a version ("ResNet50") or a suffix in capitals
     ("BERTBASE") still holds it, and "Retro" holds "RETRO"."""
     wanted = fold(name)
-    if not wanted:
+    if not wanted or wanted not in fold(text):  # the common case, without the mapping below
         return False
     folded, where = [], []  # the folded text, and the index in ``text`` of each folded character
     for i, char in enumerate(text):
