@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from chat.claims import ClaimCheck, check_claims
-from chat.context import KeyedPassage
+from chat.context import KeyedPassage, unmarked
 from chat.quotes import Quote
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import terms
@@ -256,10 +256,11 @@ def verify(
             out[2 * at[sentence]] = _add_citation(out[2 * at[sentence]], cite(other))
     text, numbers = _renumbered("".join(out), by_n)
     cited_keys &= set(numbers)
-    cited_text = " ".join(_norm(by_key[k].text) for k in cited_keys if k in by_key)
-    given_text = " ".join(_norm(p.text) for p in passages)
+    # The model read its passages without their reference marks; a quote is held against the same.
+    cited_text = " ".join(_norm(unmarked(by_key[k].text)) for k in cited_keys if k in by_key)
+    given_text = " ".join(_norm(unmarked(p.text)) for p in passages)
     for match in _QUOTE.finditer(_NUMBERED.sub("", text)):
-        quote = _norm(match.group(1)).strip(" .,;:")
+        quote = _norm(unmarked(match.group(1))).strip(" .,;:")
         if quote and quote not in (cited_text or given_text):
             flags.append(Flag("quote", match.group(1), "not found word for word in a cited passage"))
     return Verified(text, numbers, flags)

@@ -47,6 +47,14 @@ KEY_QUOTES = 3  # key quotes shown
 _SPACE = re.compile(r"\s+")
 # Text in a passage that could pass for our own markup: a citation key or the passage markers.
 _FORGED = re.compile(r"\[\s*S\d+\s*\]|<<<\s*PASSAGES|PASSAGES\s*>>>", re.IGNORECASE)
+# The papers' own reference marks ("[15]", "[23, 24]", "[3-5]"). The small model copies them as its
+# citation and then answers with no words, so the model reads its passages without them.
+_REFERENCE_MARK = re.compile(r"\s?\[[1-9]\d{0,2}(?:\s*[,–-]\s*[1-9]\d{0,2})*\]")
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the paper's numeric reference marks."""
+    return _REFERENCE_MARK.sub("", text)
 
 
 class Evidence(Protocol):
@@ -401,6 +409,6 @@ def prompt_passages(passages: Sequence[KeyedPassage]) -> str:
     blocks = []
     for p in passages:
         pages = f", p. {p.pages[0]}" + (f"-{p.pages[-1]}" if len(p.pages) > 1 else "") if p.pages else ""
-        text = _FORGED.sub(" ", p.text)
+        text = _FORGED.sub(" ", unmarked(p.text))
         blocks.append(f"[{p.key}] {p.title}{pages}\n{text}")
     return "\n\n".join(blocks)

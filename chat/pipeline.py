@@ -60,6 +60,17 @@ CUT_OFF = "The language model stopped before the answer was complete."
 NO_SEARCH = "Search is not available on this server right now."
 FAILED = "Something went wrong while answering; the passages shown are still valid."
 ECHO = "The answer was stopped: it began to repeat the assistant's instructions."
+WORDLESS = "The language model gave no answer in words; the key quotes above are the papers' own sentences."
+# Said to the model after a reply without words (a bare key or number), once.
+RETRY = "Answer the question in one or two full sentences from the passages, citing their keys like [S1]."
+_WORD = re.compile(r"[^\W\d_]{2,}")  # two letters or more: a word, not a key or a number
+
+
+def worded(text: str) -> bool:
+    """Whether an answer says something in words (not only keys, numbers and marks)."""
+    return bool(_WORD.search(text))
+
+
 CONDENSE_TOKENS = 96
 WARM_UP_QUESTION = "How is the proposed model trained and evaluated?"
 _KEY = re.compile(r"^\[S(\d+)\]", re.MULTILINE)  # a passage's key where the prompt lists it
@@ -316,12 +327,55 @@ class Chat:
     async def _generate(
         self, llm: LLM, turn: Turn, passages: list[KeyedPassage], out: Outcome, started: float
     ) -> AsyncGenerator[Event, None]:
-        keys = KeyFilter([p.key for p in passages])
         exchanges = self._fitting(turn.exchanges, out.query, passages)
         messages = self._messages(out.query, passages, exchanges)
         out.prompt = messages[-1]["content"]
         out.tokens += self._prompt_tokens(out.query, passages, exchanges)
+        keys = KeyFilter([p.key for p in passages])
+        async for event in self._reply(llm, messages, keys, out, started):
+            yield event
+        if not out.notice and not worded(out.answer):
+            # A small model sometimes answers with a bare key or number, copying the papers' own
+            # reference marks ("[15]"). Asked once more, right after its reply, it usually says it
+            # in a sentence; the server's prompt cache makes that a few tokens' work.
+            log.info("a reply without words (%r): asked again", out.reply[:80])
+            nudge = [{"role": "assistant", "content": out.reply}, {"role": "user", "content": RETRY}]
+            out.tokens += count_tokens(RETRY)
+            out.answer = ""
+            keys = KeyFilter([p.key for p in passages])
+            async for event in self._reply(llm, messages + nudge, keys, out, started):
+                yield event
+        if out.notice == ECHO:
+            out.answer = ""
+            return
+        if not out.notice and not worded(out.answer):
+            out.answer = ""
+            out.notice = WORDLESS
+            return
+        if not out.answer.strip():
+            out.answer = ""
+            return
+        # Attribution embeds the answer's and the passages' sentences: CPU work, off the loop.
+        checked = await anyio.to_thread.run_sync(verify, out.answer, passages, keys.numbers, self.embedder)
+        out.answer = checked.answer
+        out.references = references(passages, checked.numbers, out.quotes)
+        out.flags = [f.to_json() for f in checked.flags]
+        out.unsupported = checked.unsupported
+        out.note = self.models.note()
+
+    async def _reply(
+        self,
+        llm: LLM,
+        messages: list[dict[str, str]],
+        keys: KeyFilter,
+        out: Outcome,
+        started: float,
+    ) -> AsyncGenerator[Event, None]:
+        """Stream the model's reply to ``messages`` into ``out.answer`` (keys rewritten by ``keys``).
+        Nothing is shown until the reply has a word: a bare "[1] 128" is asked again or given up,
+        and what the reader saw would have to be taken back."""
         parts: list[str] = []
+        shown = 0  # how much of out.answer the reader has
         conf = self.settings.llm
         try:
             async with self.queue.turn():
@@ -339,11 +393,11 @@ class Chat:
                         if echoes_rules("".join(parts)):
                             out.notice = ECHO
                             break  # closing the stream stops the model
-                        text = keys.feed(delta)
-                        if text:
+                        out.answer += keys.feed(delta)
+                        if len(out.answer) > shown and worded(out.answer):
                             out.first_token_seconds = out.first_token_seconds or time.perf_counter() - started
-                            out.answer += text
-                            yield Event("token", {"text": text})
+                            yield Event("token", {"text": out.answer[shown:]})
+                            shown = len(out.answer)
                         delta = await anext(stream, None)
         except LLMBusy:
             out.notice = BUSY
@@ -353,24 +407,14 @@ class Chat:
                 str(exc) or f"no token within {conf.llm_first_token_timeout_seconds:g} s",
             )
             out.notice = CUT_OFF if out.answer.strip() else UNAVAILABLE
-        if out.notice == ECHO:
-            out.answer = ""
-            return
-        if tail := keys.finish():
-            out.answer += tail
-            yield Event("token", {"text": tail})
         out.tokens += count_tokens("".join(parts))
         out.reply = "".join(parts)
-        if not out.answer.strip():
-            out.answer = ""
+        if out.notice == ECHO:
             return
-        # Attribution embeds the answer's and the passages' sentences: CPU work, off the loop.
-        checked = await anyio.to_thread.run_sync(verify, out.answer, passages, keys.numbers, self.embedder)
-        out.answer = checked.answer
-        out.references = references(passages, checked.numbers, out.quotes)
-        out.flags = [f.to_json() for f in checked.flags]
-        out.unsupported = checked.unsupported
-        out.note = self.models.note()
+        out.answer += keys.finish()
+        if len(out.answer) > shown and (worded(out.answer) or out.notice):
+            out.first_token_seconds = out.first_token_seconds or time.perf_counter() - started
+            yield Event("token", {"text": out.answer[shown:]})
 
     @contextlib.asynccontextmanager
     async def _foreground(self, what: str) -> AsyncIterator[None]:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from app.main import create_app
-from chat.pipeline import ECHO, NO_EVIDENCE, NOT_NAMED, UNAVAILABLE
+from chat.pipeline import ECHO, NO_EVIDENCE, NOT_NAMED, RETRY, UNAVAILABLE, WORDLESS
 from prompts import template
 from settings import Settings
 from tests.integration.browse_catalogue import served
@@ -450,6 +450,28 @@ def test_a_reply_reciting_the_system_prompt_is_stopped(app: Served) -> None:
     time.sleep(0.2)
     record = app.model.requests[-1]
     assert record.disconnected_at is not None and record.sent < len(rules) // 12
+
+
+def test_a_reply_without_words_is_asked_again_and_never_shown(app: Served) -> None:
+    app.model.script(["[15]", " 128"], ["Attention replaces recurrence", " [S1]."])
+    found = ask(app, app.token())
+    streamed = "".join(d["text"] for d in only(found, "token"))
+    assert "128" not in streamed and streamed.startswith("Attention replaces recurrence")
+    retry = app.model.requests[-1].messages
+    assert retry[-2] == {"role": "assistant", "content": "[15] 128"}
+    assert retry[-1] == {"role": "user", "content": RETRY}
+    citations = only(found, "citations")[0]
+    assert citations["answer"].startswith("Attention replaces recurrence") and citations["references"]
+    assert only(found, "done")[0]["notice"] is None
+
+
+def test_two_replies_without_words_give_a_notice_and_no_answer(app: Served) -> None:
+    app.model.script(["[1] 128"], ["[S1]"])
+    found = ask(app, app.token())
+    assert not "".join(d["text"] for d in only(found, "token"))
+    assert only(found, "citations")[0]["answer"] == ""
+    assert only(found, "done")[0]["notice"] == WORDLESS
+    assert only(found, "evidence")[0]["quotes"]  # the key quotes stand instead
 
 
 def test_ids_beyond_the_columns_and_bodies_nested_too_deeply_get_a_clear_4xx(app: Served) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.context import KeyedPassage, prompt_passages
+from chat.context import KeyedPassage, prompt_passages, unmarked
 from prompts import TEMPLATES, PromptError, fields, render, template
 
 EXPECTED = {"system": set(), "answer": {"passages", "question"}, "condense": {"history", "question"}}
@@ -46,3 +46,18 @@ def test_passage_text_cannot_forge_a_key_or_end_the_data_block() -> None:
     assert "PASSAGES>>>" not in block and "[S7]" not in block and "[ S2 ]" not in block
     rendered = render(template("answer"), passages=block, question="q")
     assert rendered.count("PASSAGES>>>") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("with 16 instead of 20 residual blocks [15].", "with 16 instead of 20 residual blocks."),
+        ("as in prior work [23, 24] and [3-5] or [7–9].", "as in prior work and or."),
+        ("values in [0, 1] and the year [2021] stay", "values in [0, 1] and the year [2021] stay"),
+    ],
+)
+def test_the_model_reads_passages_without_their_reference_marks(text: str, read: str) -> None:
+    # A small model copied "[15]" as its whole answer: the marks carry nothing it could use.
+    assert unmarked(text) == read
+    passage = KeyedPassage("S1", "1911.08265", 1, "MuZero", (14,), text, ("c",), "body", 1.0)
+    assert prompt_passages([passage]).endswith(read)

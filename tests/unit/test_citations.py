@@ -4,6 +4,7 @@ references built from the passages; post-hoc attribution, quotes and numbers che
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -155,6 +156,13 @@ def test_unsupported_sentences_numbers_and_quotes_are_flagged(embedder: Embedder
 def test_a_verbatim_quote_passes() -> None:
     answer = 'Adam uses "estimates of first and second moments of the gradients" [1].'
     assert verify(answer, [ADAM], {"S1": 1}).flags == []
+
+
+def test_a_quote_is_held_against_the_passage_as_the_model_read_it() -> None:
+    # The prompt leaves the paper's reference marks out; a quote copied from it is still verbatim.
+    marked = replace(ADAM, text=ADAM.text.replace("of the gradients", "of the gradients [12, 13]"))
+    answer = 'Adam uses "estimates of first and second moments of the gradients" [1].'
+    assert verify(answer, [marked], {"S1": 1}).flags == []
 
 
 def test_an_answer_citing_nothing_is_unsupported(embedder: Embedder | None) -> None:
