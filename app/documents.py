@@ -176,23 +176,6 @@ class InstitutionRef:
 
 
 @dataclass
-class Namesake:
-    """Another researcher of the same name, with what tells them apart."""
-
-    id: int
-    name: str
-    papers: int
-    first_year: int | None
-    last_year: int | None
-    categories: list[str]
-    coauthors: list[Coauthor]
-    institution: InstitutionRef | None
-    h_index: int | None
-    citation_count: int | None
-    url: str
-
-
-@dataclass
 class InstitutionItem:
     id: int
     name: str
@@ -229,7 +212,7 @@ class Researcher:
     positions: Positions
     fields: list[FieldCount]
     name_variants: list[str]
-    same_name: list[Namesake]
+    same_name: list[ResearcherItem]  # others of the same name, told apart as in lists
     same_name_more: int
     attribution_url: str
     coauthors: list[Coauthor]
@@ -293,7 +276,16 @@ def paper_item(site: Site, p: PaperSummary) -> PaperItem:
 
 
 def researcher_item(site: Site, r: researchers.Namesake) -> ResearcherItem:
-    return carry(ResearcherItem, r, **_namesake_links(site, r))
+    """A listed researcher (a search row, an institution's, another of the same name): the
+    catalogue's namesake with its links."""
+    i = r.institution
+    return carry(
+        ResearcherItem,
+        r,
+        coauthors=[_coauthor(site, c) for c in r.coauthors],
+        institution=carry(InstitutionRef, i, url=site.url(i.path)) if i else None,
+        url=site.url(r.path),
+    )
 
 
 def paper_list(site: Site, listing: Page[PaperSummary]) -> PaperList:
@@ -313,16 +305,6 @@ def institution_list(site: Site, listing: Page[InstitutionSummary]) -> Instituti
 
 def _coauthor(site: Site, n: researchers.NetworkNode) -> Coauthor:
     return carry(Coauthor, n, shared_papers=n.shared, url=site.url(n.path))
-
-
-def _namesake_links(site: Site, n: researchers.Namesake) -> dict[str, Any]:
-    """What a listed researcher's document adds to the catalogue's namesake: links."""
-    i = n.institution
-    return {
-        "coauthors": [_coauthor(site, c) for c in n.coauthors],
-        "institution": carry(InstitutionRef, i, url=site.url(i.path)) if i else None,
-        "url": site.url(n.path),
-    }
 
 
 def paper_document(site: Site, p: PaperDetail) -> Paper:
@@ -384,7 +366,7 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
             papers_total=p.total,
             note="Counted over the papers where every author was matched to a researcher.",
         ),
-        same_name=[carry(Namesake, n, **_namesake_links(site, n)) for n in same.others] if same else [],
+        same_name=[researcher_item(site, n) for n in same.others] if same else [],
         same_name_more=same.more if same else 0,
         attribution_url=site.url(ATTRIBUTION_PATH),
         coauthors=[_coauthor(site, n) for n in (network.nodes if network else [])],
