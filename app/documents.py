@@ -18,7 +18,7 @@ from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, researchers
-from catalog.institutions import InstitutionSummary, institution_researchers
+from catalog.institutions import InstitutionFacts, InstitutionSummary, institution_researchers
 from catalog.listing import Page
 from catalog.papers import PaperDetail, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
@@ -175,14 +175,8 @@ class InstitutionRef:
     url: str
 
 
-@dataclass
-class InstitutionItem:
-    id: int
-    name: str
-    ror_id: str | None
-    city: str | None
-    country_name: str | None
-    papers: int
+@dataclass(frozen=True)
+class InstitutionItem(InstitutionSummary):
     url: str
 
 
@@ -219,20 +213,8 @@ class Researcher:
     institutions: list[InstitutionItem]
 
 
-@dataclass
-class Institution:
-    id: int
-    name: str
-    ror_id: str | None
-    aliases: list[str]
-    acronyms: list[str]
-    types: list[str]
-    city: str | None
-    country_code: str | None
-    country_name: str | None
-    website: str | None
-    established: int | None
-    papers: int
+@dataclass(frozen=True)
+class Institution(InstitutionFacts):
     researchers: list[ResearcherItem]
     url: str
     markdown_url: str
