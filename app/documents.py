@@ -20,7 +20,7 @@ from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, researchers
 from catalog.institutions import InstitutionFacts, InstitutionSummary, institution_researchers
 from catalog.listing import Page
-from catalog.papers import PaperDetail, PaperSummary, paper_detail
+from catalog.papers import PaperDetail, PaperFacts, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
 from catalog.urls import paper_path
 from retrieval.search import SearchResults
@@ -98,25 +98,10 @@ class FullTextState:
     requested: bool = False  # in an answer to an ask: this ask queued a new fetch
 
 
-@dataclass
-class Paper:
-    arxiv_id: str
-    title: str
-    abstract: str
+@dataclass(frozen=True)
+class Paper(PaperFacts):
     authors: list[PaperAuthor]
-    categories: list[str]
     versions: list[Version]
-    latest_version: int | None
-    published_on: dt.date | None
-    updated_on: dt.date | None
-    announced_on: dt.date | None
-    doi: str | None
-    journal_ref: str | None
-    comments: str | None
-    license: str | None
-    abs_url: str
-    pdf_url: str
-    citation_count: int | None
     url: str
     markdown_url: str
     # Whether the full text is held, and where getting it has got (GET /api/papers/<id>/fulltext).
@@ -289,7 +274,7 @@ def _coauthor(site: Site, n: researchers.NetworkNode) -> Coauthor:
     return carry(Coauthor, n, shared_papers=n.shared, url=site.url(n.path))
 
 
-def paper_document(site: Site, p: PaperDetail) -> Paper:
+def paper_document(site: Site, p: PaperDetail, full_text: FullTextState | None = None) -> Paper:
     authors = [
         carry(
             PaperAuthor,
@@ -309,6 +294,7 @@ def paper_document(site: Site, p: PaperDetail) -> Paper:
         versions=[carry(Version, v, version=v.number, submitted_at=utc(v.submitted_at)) for v in p.versions],
         url=site.url(p.path),
         markdown_url=site.url(markdown_path(p.path)),
+        full_text=full_text,
     )
 
 
