@@ -18,9 +18,9 @@ from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, researchers
-from catalog.institutions import InstitutionSummary, institution_researchers
+from catalog.institutions import InstitutionFacts, InstitutionSummary, institution_researchers
 from catalog.listing import Page
-from catalog.papers import PaperDetail, PaperSummary, paper_detail
+from catalog.papers import PaperDetail, PaperFacts, PaperSummary, paper_detail
 from catalog.researchers import FieldCount, ResearcherProfile, coauthor_network, researcher_profile
 from catalog.urls import paper_path
 from retrieval.search import SearchResults
@@ -98,25 +98,10 @@ class FullTextState:
     requested: bool = False  # in an answer to an ask: this ask queued a new fetch
 
 
-@dataclass
-class Paper:
-    arxiv_id: str
-    title: str
-    abstract: str
+@dataclass(frozen=True)
+class Paper(PaperFacts):
     authors: list[PaperAuthor]
-    categories: list[str]
     versions: list[Version]
-    latest_version: int | None
-    published_on: dt.date | None
-    updated_on: dt.date | None
-    announced_on: dt.date | None
-    doi: str | None
-    journal_ref: str | None
-    comments: str | None
-    license: str | None
-    abs_url: str
-    pdf_url: str
-    citation_count: int | None
     url: str
     markdown_url: str
     # Whether the full text is held, and where getting it has got (GET /api/papers/<id>/fulltext).
@@ -175,31 +160,8 @@ class InstitutionRef:
     url: str
 
 
-@dataclass
-class Namesake:
-    """Another researcher of the same name, with what tells them apart."""
-
-    id: int
-    name: str
-    papers: int
-    first_year: int | None
-    last_year: int | None
-    categories: list[str]
-    coauthors: list[Coauthor]
-    institution: InstitutionRef | None
-    h_index: int | None
-    citation_count: int | None
-    url: str
-
-
-@dataclass
-class InstitutionItem:
-    id: int
-    name: str
-    ror_id: str | None
-    city: str | None
-    country_name: str | None
-    papers: int
+@dataclass(frozen=True)
+class InstitutionItem(InstitutionSummary):
     url: str
 
 
@@ -229,27 +191,15 @@ class Researcher:
     positions: Positions
     fields: list[FieldCount]
     name_variants: list[str]
-    same_name: list[Namesake]
+    same_name: list[ResearcherItem]  # others of the same name, told apart as in lists
     same_name_more: int
     attribution_url: str
     coauthors: list[Coauthor]
     institutions: list[InstitutionItem]
 
 
-@dataclass
-class Institution:
-    id: int
-    name: str
-    ror_id: str | None
-    aliases: list[str]
-    acronyms: list[str]
-    types: list[str]
-    city: str | None
-    country_code: str | None
-    country_name: str | None
-    website: str | None
-    established: int | None
-    papers: int
+@dataclass(frozen=True)
+class Institution(InstitutionFacts):
     researchers: list[ResearcherItem]
     url: str
     markdown_url: str
@@ -293,7 +243,16 @@ def paper_item(site: Site, p: PaperSummary) -> PaperItem:
 
 
 def researcher_item(site: Site, r: researchers.Namesake) -> ResearcherItem:
-    return carry(ResearcherItem, r, **_namesake_links(site, r))
+    """A listed researcher (a search row, an institution's, another of the same name): the
+    catalogue's namesake with its links."""
+    i = r.institution
+    return carry(
+        ResearcherItem,
+        r,
+        coauthors=[_coauthor(site, c) for c in r.coauthors],
+        institution=carry(InstitutionRef, i, url=site.url(i.path)) if i else None,
+        url=site.url(r.path),
+    )
 
 
 def paper_list(site: Site, listing: Page[PaperSummary]) -> PaperList:
@@ -315,17 +274,7 @@ def _coauthor(site: Site, n: researchers.NetworkNode) -> Coauthor:
     return carry(Coauthor, n, shared_papers=n.shared, url=site.url(n.path))
 
 
-def _namesake_links(site: Site, n: researchers.Namesake) -> dict[str, Any]:
-    """What a listed researcher's document adds to the catalogue's namesake: links."""
-    i = n.institution
-    return {
-        "coauthors": [_coauthor(site, c) for c in n.coauthors],
-        "institution": carry(InstitutionRef, i, url=site.url(i.path)) if i else None,
-        "url": site.url(n.path),
-    }
-
-
-def paper_document(site: Site, p: PaperDetail) -> Paper:
+def paper_document(site: Site, p: PaperDetail, full_text: FullTextState | None = None) -> Paper:
     authors = [
         carry(
             PaperAuthor,
@@ -345,6 +294,7 @@ def paper_document(site: Site, p: PaperDetail) -> Paper:
         versions=[carry(Version, v, version=v.number, submitted_at=utc(v.submitted_at)) for v in p.versions],
         url=site.url(p.path),
         markdown_url=site.url(markdown_path(p.path)),
+        full_text=full_text,
     )
 
 
@@ -384,7 +334,7 @@ def researcher_document(db: Session, site: Site, raw: str) -> Researcher:
             papers_total=p.total,
             note="Counted over the papers where every author was matched to a researcher.",
         ),
-        same_name=[carry(Namesake, n, **_namesake_links(site, n)) for n in same.others] if same else [],
+        same_name=[researcher_item(site, n) for n in same.others] if same else [],
         same_name_more=same.more if same else 0,
         attribution_url=site.url(ATTRIBUTION_PATH),
         coauthors=[_coauthor(site, n) for n in (network.nodes if network else [])],

@@ -278,8 +278,8 @@ class AgentServer:
                     paper_passages(self.services.store, detail.arxiv_id) if status.status == "done" else []
                 )
                 sections = outline(passages)
-                document = paper_document(self.pages.site, detail)
-                document.full_text = view.context["full_text"]  # as GET /api/papers/<id> has it
+                # With the full-text state, as GET /api/papers/<id> has it.
+                document = paper_document(self.pages.site, detail, view.context["full_text"])
                 found = PaperWithText(
                     document,
                     status,

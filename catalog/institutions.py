@@ -75,11 +75,15 @@ class InstitutionSummary:
         return institution_path(self.id, self.name)
 
 
-@dataclass(frozen=True, slots=True)
-class InstitutionDetail:
+# No slots on these two: the API's Institution document extends InstitutionFacts, and MCP takes a
+# returned class's attributes for its fields' defaults (a slot would be taken for one).
+@dataclass(frozen=True)
+class InstitutionFacts:
+    """What is published about an institution: its page, and the API's and MCP's document."""
+
     id: int
-    ror_id: str | None
     name: str
+    ror_id: str | None
     aliases: list[str]
     acronyms: list[str]
     types: list[str]
@@ -87,10 +91,7 @@ class InstitutionDetail:
     country_code: str | None
     country_name: str | None
     website: str | None
-    links: dict[str, object]
-    status: str | None
     established: int | None
-    openalex_id: str | None
     papers: int
 
     @property
@@ -105,6 +106,15 @@ class InstitutionDetail:
     def location(self) -> str | None:
         parts = [p for p in (self.city, self.country_name) if p]
         return ", ".join(parts) or None
+
+
+@dataclass(frozen=True)
+class InstitutionDetail(InstitutionFacts):
+    """The published facts and what resolving names and enrichment use besides."""
+
+    links: dict[str, object]  # ROR's raw link records (``website`` is the one published)
+    status: str | None  # ROR's record status: active, inactive, withdrawn
+    openalex_id: str | None
 
 
 def _detail(row: Institution, papers: int) -> InstitutionDetail:

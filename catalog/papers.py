@@ -91,19 +91,21 @@ class VersionInfo:
     size: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class PaperDetail:
+# No slots on these two: the API's Paper document extends PaperFacts, and MCP takes a returned
+# class's attributes for its fields' defaults (a slot would be taken for one).
+@dataclass(frozen=True)
+class PaperFacts:
+    """What is published about a paper besides its authors and versions: its page, and the API's
+    and MCP's document."""
+
     arxiv_id: str
     title: str
     abstract: str
-    authors: list[PaperAuthor]
     categories: list[str]
-    versions: list[VersionInfo]
     latest_version: int | None
     published_on: dt.date | None
     updated_on: dt.date | None
     announced_on: dt.date | None
-    activity_on: dt.date | None
     doi: str | None
     journal_ref: str | None
     comments: str | None
@@ -111,8 +113,6 @@ class PaperDetail:
     abs_url: str
     pdf_url: str
     citation_count: int | None
-    citation_source: str | None
-    modified_at: dt.datetime
 
     @property
     def primary_category(self) -> str | None:
@@ -121,6 +121,18 @@ class PaperDetail:
     @property
     def path(self) -> str:
         return paper_path(self.arxiv_id, self.title)
+
+
+@dataclass(frozen=True)
+class PaperDetail(PaperFacts):
+    """The paper page's paper: the published facts, its authors and versions, and the dates and
+    source the listings, feeds and the page itself use."""
+
+    authors: list[PaperAuthor]
+    versions: list[VersionInfo]
+    activity_on: dt.date | None  # the listing order's date
+    citation_source: str | None  # shown on the paper page only ("via …")
+    modified_at: dt.datetime  # the catalogue row's own clock (feeds, ETags)
 
     def version(self, number: int) -> VersionInfo | None:
         return next((v for v in self.versions if v.number == number), None)

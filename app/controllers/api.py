@@ -70,17 +70,18 @@ def api_papers(
 
 @papers_get("/api/papers/{arxiv_id:str}", summary="One paper", raises=NOT_FOUND)
 def api_paper(pages: AppPages, db: DB, arxiv_id: ArxivId) -> Paper:
-    return _with_full_text(db, paper_document(pages.site, find_paper(db, arxiv_id)))
+    return _paper(pages, db, arxiv_id)
 
 
 @papers_get("/api/papers/{archive:str}/{number:str}", summary="One paper by old-style id", raises=NOT_FOUND)
 def api_old_style_paper(pages: AppPages, db: DB, archive: Archive, number: Number) -> Paper:
-    return _with_full_text(db, paper_document(pages.site, find_paper(db, f"{archive}/{number}")))
+    return _paper(pages, db, f"{archive}/{number}")
 
 
-def _with_full_text(db: Session, paper: Paper) -> Paper:
-    paper.full_text = state_in(db, paper.arxiv_id)
-    return paper
+def _paper(pages: AppPages, db: Session, raw: str) -> Paper:
+    """The paper ``raw`` names, with the state of its full text; 404 when there is none."""
+    detail = find_paper(db, raw)
+    return paper_document(pages.site, detail, state_in(db, detail.arxiv_id))
 
 
 @researchers_get("/api/researchers", summary="Researchers")

@@ -40,7 +40,6 @@ SOURCES: list[tuple[type, type, dict[str, str], dict[str, str], dict[str, str]]]
         {},
     ),
     (papers.VersionInfo, documents.Version, {"number": "version"}, {}, {}),
-    (researchers.Namesake, documents.Namesake, {}, {}, {}),
     (researchers.Namesake, documents.ResearcherItem, {}, {}, {}),
     (researchers.NetworkNode, documents.Coauthor, {"shared": "shared_papers"}, {}, {}),
     (researchers.InstitutionRef, documents.InstitutionRef, {}, {}, {}),
