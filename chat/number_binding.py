@@ -69,7 +69,7 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _WORDS_AS_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "single": 1, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
     "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
     "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }  # fmt: skip
@@ -266,7 +266,9 @@ def comparable(a: Value, b: Value) -> bool:
         return False
     units = {a.unit, b.unit}
     if "word" in units:  # "twenty-two people" against "24 Upworkers (… 22)"; never "one" (an article)
-        return units <= {"word", ""} and min(a.value, b.value) >= 2
+        # "a single hidden layer" counts one against another count in words ("two layers")
+        single = units == {"word"} and "single" in (a.text.lower(), b.text.lower())
+        return units <= {"word", ""} and (min(a.value, b.value) >= 2 or single)
     return a.unit == b.unit or units == {"", "scale"}  # "20k" and "3,000" are both counts
 
 

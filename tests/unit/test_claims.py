@@ -174,6 +174,11 @@ SHOTS = (
     "examples (5 per class) and ask it to classify a 26th example."
 )
 
+PARITY = (
+    "All the models used the same architecture, a simple RNN with a single hidden layer containing 128 "
+    "tanh units and a single logistic sigmoid output unit."
+)
+
 
 @pytest.mark.parametrize(
     ("claim", "passage", "stated"),
@@ -187,6 +192,11 @@ SHOTS = (
         ("The model is shown 25 examples.", SHOTS, True),
         ("The model is shown 5 examples.", SHOTS, False),
         ("Each class contributes 5 examples.", SHOTS, True),  # "5 per class", said otherwise
+        # "a single hidden layer" counts one layer (a real answer gave the Adam paper's "two")
+        ("The models used two hidden layers with 128 tanh units.", PARITY, False),
+        ("The models used a single hidden layer with 128 tanh units.", PARITY, True),
+        ("The models used one hidden layer with 128 tanh units.", PARITY, True),
+        ("A single logistic unit outputs the parity with 128 tanh units.", PARITY, True),
     ],
 )
 def test_a_number_is_bound_to_the_words_it_counts(claim: str, passage: str, stated: bool) -> None:
