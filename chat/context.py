@@ -49,6 +49,8 @@ _SPACE = re.compile(r"\s+")
 _FORGED = re.compile(r"\[\s*S\d+\s*\]|<<<\s*PASSAGES|PASSAGES\s*>>>", re.IGNORECASE)
 # The papers' own reference marks ("[15]", "[23, 24]", "[3-5]"). The small model copies them as its
 # citation and then answers with no words, so the model reads its passages without them.
+# A question that sets two things side by side may be answered from two papers.
+_COMPARES = re.compile(r"\b(?:compar\w*|versus|vs\.?|differ\w*|better|worse|than)\b", re.IGNORECASE)
 _REFERENCE_MARK = re.compile(r"\s?\[[1-9]\d{0,2}(?:\s*[,–-]\s*[1-9]\d{0,2})*\]")
 
 
@@ -385,22 +387,46 @@ _LOWER_SUFFIX = re.compile(r"(?<=\w)-[a-z]+$")
 def unnamed(question: str, ranking: EvidenceRanking) -> str | None:
     """A name the question asks about ("ColBERTv2", "English-to-Japanese") that no page of the
     evidence writes, nor its paper's title: the pages match the question's other words but are
-    about something else, and a model given them answers about that instead."""
+    about something else, and a model given them answers about that instead. Names written only in
+    different papers are missing together ("CIFAR-100 together with Adam"): the question asks what
+    one paper says of both — unless it compares them, which two papers may answer."""
     found = " ".join(f"{c.title} {c.text}" for page in ranking.pages for c in page.chunks)
     for name in [*_VERSIONED.findall(question), *compounds(question)]:
         if not holds_compound(found, name):
             return name
     # A capitalised word counts in mid-sentence only ("Lion", "Whisper"): at the start it is any word.
     inside = set(names(question))
+    asked = []
     for written in names(question, anywhere=True):
         name = _LOWER_SUFFIX.sub("", written)  # "ELMo-based" asks about ELMo
-        if (
-            (not plain(name) or written in inside)
-            and not holds_name(found, name)
-            and not any(written in c for c in compounds(question))
-        ):
-            return name
-    return None
+        if (not plain(name) or written in inside) and not any(written in c for c in compounds(question)):
+            if not holds_name(found, name):
+                return name
+            asked.append(name)
+    if len(asked) < 2 or _COMPARES.search(question) or _joined(question, asked):
+        return None
+    titles = {page.arxiv_id: c.title for page in ranking.pages for c in page.chunks}
+    texts: dict[str, str] = {}
+    for page in ranking.pages:
+        for c in page.chunks:
+            texts[page.arxiv_id] = f"{texts.get(page.arxiv_id, c.title)} {c.text}"
+    held = {paper: [n for n in asked if holds_name(text, n)] for paper, text in texts.items()}
+    paper = max(held, key=lambda p: len(held[p]))
+    if len(held[paper]) == len(asked):
+        return None
+    missing = next(n for n in asked if n not in held[paper])
+    # Said beside what the question is about: a name of that paper's title, else the rarest.
+    about = min(
+        held[paper], key=lambda n: (not holds_name(titles[paper], n), sum(n in h for h in held.values()))
+    )
+    return f"{missing} together with {about}"
+
+
+def _joined(question: str, asked: Sequence[str]) -> bool:
+    """Whether two of the question's names stand side by side ("DPR and RAG", "BERT, ELMo"): the
+    question is about each, and two papers may answer it."""
+    pattern = "|".join(re.escape(n) for n in sorted(asked, key=len, reverse=True))
+    return bool(re.search(rf"(?:{pattern})(?:-based)?\s*(?:,|/|&|\band\b|\bor\b)\s*(?:{pattern})", question))
 
 
 def prompt_passages(passages: Sequence[KeyedPassage]) -> str:

@@ -5,6 +5,7 @@ interface (:class:`chat.context.Evidence`)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from chat.context import Budget, _overlap_join, coverage, gather, is_evidence
 from retrieval.evidence import EvidenceChunk, EvidencePage, EvidenceRanking, question_terms
@@ -224,6 +225,34 @@ def test_a_name_written_only_inside_a_longer_name_is_reported() -> None:
     assert unnamed_in("What batch size is RoBERTa 2 trained with?") == "RoBERTa 2"  # a version apart
     assert unnamed_in("What batch size is RoBERTa-B/8 trained with?") == "RoBERTa-B/8"
     assert unnamed_in("What batch size of sequences is RoBERTa trained with by Lion?") == "Lion"
+
+
+def test_names_only_different_papers_write_are_missing_together_unless_compared() -> None:
+    """One paper names RETRO, another TriviaQA: none says what RETRO gets on TriviaQA."""
+    retro = chunk(
+        4, "RETRO retrieves from a 2 trillion token database with exact match on NQ.", (4,), "2112.04426"
+    )
+    fid = chunk(
+        5, "Fusion-in-Decoder reaches 67.6 exact match on TriviaQA and 51.4 on NQ.", (5,), "2007.01282"
+    )
+    source = FakeEvidence([fid, retro])
+
+    def unnamed_in(question: str) -> str | None:
+        return gather(source, question, None, ChatSettings(), Budget(1800), None).unnamed
+
+    assert unnamed_in("What exact match does RETRO get on TriviaQA?") == "RETRO together with TriviaQA"
+    assert unnamed_in("What exact match does RETRO get on NQ?") is None  # one paper writes both
+    assert unnamed_in("Does RETRO reach a higher exact match than Fusion-in-Decoder?") is None
+    assert unnamed_in("What exact match do RETRO and Fusion-in-Decoder get?") is None
+    # Beside the name of the best paper's title when there is one (the chunk's title here).
+    titled = chunk(6, "DetectGPT gets 0.95 AUROC on WMT16 English news articles.", (6,), "2301.11305")
+    titled = replace(titled, title="DetectGPT: zero-shot detection")
+    other = chunk(7, "French and German news articles were translated.", (7,), "1706.03762")
+    source = FakeEvidence([titled, other])
+    assert (
+        unnamed_in("What AUROC does DetectGPT get on French news from WMT16?")
+        == "French together with DetectGPT"
+    )
 
 
 def test_a_joined_name_counts_as_written_without_its_joining_word() -> None:
