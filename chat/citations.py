@@ -279,7 +279,7 @@ def _not_stated(
     for key, sentences in asked.items():
         p = by_key[key]
         for sentence, verdict in zip(
-            sentences, check_claims(sentences, p.text, embedder, p.title), strict=True
+            sentences, check_claims(sentences, p.text, embedder, p.title, p.lead), strict=True
         ):
             verdicts[(sentence, key)] = verdict
     flags = []
@@ -305,7 +305,7 @@ def _stating(
         if key in cited:
             continue
         p = by_key[key]
-        if check_claims([sentence], p.text, embedder, p.title)[0].supported:
+        if check_claims([sentence], p.text, embedder, p.title, p.lead)[0].supported:
             return key
     return None
 

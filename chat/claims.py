@@ -115,19 +115,23 @@ def check_claim(claim: str, passage: str, embedder: Embedder | None = None, cont
 
 
 def check_claims(
-    claims: Sequence[str], passage: str, embedder: Embedder | None = None, context: str = ""
+    claims: Sequence[str], passage: str, embedder: Embedder | None = None, context: str = "", lead: str = ""
 ) -> list[ClaimCheck]:
     """:func:`check_claim` for several claims against one passage (one embedder call). The texts are
-    read in compatibility form ("𝜇" as "μ", "ﬁ" as "fi"); the evidence is the passage as given."""
+    read in compatibility form ("𝜇" as "μ", "ﬁ" as "fi"); the evidence is the passage as given.
+    ``lead`` is the paper's text just before the passage (cut from it for a small model to read):
+    it tells what a passage that names nothing at its start is about, and its names count as written;
+    the numbers must be in the passage."""
     original = passage
     passage, offsets = normalise(passage)
     claims = [normalise(c)[0] for c in claims]
     context = normalise(context)[0]
+    lead = normalise(lead)[0]
     windows = _windows(split(passage))
     cosines = _cosines(embedder, claims, [w.text for w in windows]) if windows else None
     out = []
     for i, claim in enumerate(claims):
-        found = _check(claim, passage, windows, cosines[i] if cosines else None, context)
+        found = _check(claim, passage, windows, cosines[i] if cosines else None, context, lead)
         span = (offsets[found.evidence_span[0]], offsets[found.evidence_span[1]])
         evidence = original[span[0] : span[1]] if found.evidence else ""
         out.append(ClaimCheck(found.status, found.kind, found.reason, evidence, span))
@@ -157,7 +161,12 @@ def _cosines(
 
 
 def _check(
-    claim: str, passage: str, windows: Sequence[Sentence], cosines: Sequence[float] | None, context: str
+    claim: str,
+    passage: str,
+    windows: Sequence[Sentence],
+    cosines: Sequence[float] | None,
+    context: str,
+    lead: str = "",
 ) -> ClaimCheck:
     wanted = terms(NOT_A_VALUE.sub(" ", claim)) - _numeric_terms(claim)
     if not windows or not wanted:
@@ -190,7 +199,7 @@ def _check(
     # a table's row and column say what a number is of: its names need not stand beside it, and a
     # row named "None" (no retriever) denies nothing
     tabled = bool(table and _table_confirms(claim, table))
-    problem = None if tabled else _entities(claim, window.text, passage, shares[best], context)
+    problem = None if tabled else _entities(claim, window.text, passage, shares[best], context, lead)
     if problem is None and not tabled:
         problem = _modifier_swapped(claim, window.text, passage)
     if problem:
@@ -595,13 +604,15 @@ def _span_words(passage: str, window: str) -> tuple[int, int]:
 # -- names ----------------------------------------------------------------------------------------------
 
 
-def _entities(claim: str, window: str, passage: str, share: float, title: str = "") -> str | None:
+def _entities(
+    claim: str, window: str, passage: str, share: float, title: str = "", lead: str = ""
+) -> str | None:
     """A name of the claim missing where the passage says this: swapped for a kindred name there
     ("English-to-French" for "English-to-German"), or — in a sentence that otherwise says what the
-    claim says (``share`` of its words) — for the one other name there; or in the passage (and its
-    title) nowhere."""
-    topic = _topic(window, passage)  # the title runs into the first sentence: not read for this
-    passage = f"{title} {passage}"
+    claim says (``share`` of its words) — for the one other name there; or in the passage (its title
+    and the ``lead`` cut from before it) nowhere."""
+    topic = _topic(window, passage, lead)  # the title runs into the first sentence: not read for this
+    passage = f"{title} {lead} {passage}"
     window_names = _names(window, anywhere=True)
     claim_names = _names(claim)
     every = _names(claim, anywhere=True)
@@ -678,14 +689,14 @@ def _modifier_swapped(claim: str, window: str, passage: str) -> str | None:
     return None
 
 
-def _topic(window: str, passage: str) -> str | None:
+def _topic(window: str, passage: str, lead: str = "") -> str | None:
     """What the sentence a claim rests on is about when it names nothing itself: the first name of
     the nearest sentence before it that names one ("AdaMax, a variant of Adam …. Good default
-    settings … are α = 0.002" is said of AdaMax)."""
+    settings … are α = 0.002" is said of AdaMax), in the passage or the ``lead`` before it."""
     if _names(window, anywhere=True):
         return None
     at = passage.find(window)
-    before = [s.text for s in split(passage[: max(at, 0)])]
+    before = [s.text for s in split(f"{lead} {passage[: max(at, 0)]}".strip())]
     for text in reversed(before):
         named = [n for n in _names(text, anywhere=True) if n.lower() not in _NOT_TOPICS]
         if named:

@@ -44,6 +44,7 @@ from settings import ChatSettings
 
 CANDIDATE_PAGES = 30  # pages, best first, whose chunks are judged (the budget fills long before)
 KEY_QUOTES = 3  # key quotes shown
+LEAD_CHARS = 400  # of a cut passage's text before the cut, kept to tell what the passage is about
 _SPACE = re.compile(r"\s+")
 # Text in a passage that could pass for our own markup: a citation key or the passage markers.
 _FORGED = re.compile(r"\[\s*S\d+\s*\]|<<<\s*PASSAGES|PASSAGES\s*>>>", re.IGNORECASE)
@@ -91,6 +92,7 @@ class KeyedPassage:
     coverage: float  # share of the question's content words in the text
     pdf_url: str = ""  # the paper's PDF, without a page fragment
     read: bool = True  # given to the model (False: shown for a key quote only; the model cannot cite it)
+    lead: str = ""  # the text just before ``text`` where it was cut from its chunks (for the claim check)
 
     @property
     def paper_url(self) -> str:
@@ -231,6 +233,7 @@ def gather(
     given: dict[int, tuple[KeyedPassage, int]] = {}  # piece → its passage and where its text starts
     for n, (piece, text, offset) in enumerate(chosen, start=first_key):
         passage = _keyed(f"S{n}", piece, text, coverage(wanted, text, ranking.weights))
+        passage = replace(passage, lead=piece.text[max(0, offset - LEAD_CHARS) : offset])
         passages.append(passage)
         given[id(piece)] = passage, offset
     # The key quotes come from every passage that cleared the threshold, not only from those the

@@ -238,6 +238,7 @@ def run(
             "question": q.question,
             "gold": [q.arxiv_id, list(q.pages), q.answer],
             "answer": o.answer or o.notice,
+            "prompt": o.prompt,  # the passages as the model read them, and the question
             "reply": o.reply,  # the model's own words, before citations are checked
             "quotes": [quote.text for quote in o.quotes],
             "quote_hit@3": bool(q.arxiv_id) and quote_hit(q, o, 3),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from chat.context import Budget, _overlap_join, coverage, gather, is_evidence
+from chat.context import LEAD_CHARS, Budget, _overlap_join, coverage, gather, is_evidence
 from retrieval.evidence import EvidenceChunk, EvidencePage, EvidenceRanking, question_terms
 from retrieval.tokens import count_tokens
 from settings import ChatSettings
@@ -148,6 +148,11 @@ def test_a_small_model_reads_its_quote_and_the_sentences_around_it() -> None:
     )
     quote = trimmed.quotes[0]
     assert trimmed.passages[0].text[quote.start : quote.end] == quote.text == trimmed.passages[0].text
+    # What was cut away just before stays with the passage for the claim check (what it is about).
+    assert whole.passages[0].lead == ""
+    lead = trimmed.passages[0].lead
+    assert lead.endswith("Filler sentence K is about the base Transformer. ") and len(lead) <= LEAD_CHARS
+    assert text.index(trimmed.passages[0].text) == text.index(lead) + len(lead)
 
 
 def test_chunks_of_one_paper_next_to_each_other_become_one_passage_without_their_overlap() -> None:

@@ -158,6 +158,21 @@ def test_a_verbatim_quote_passes() -> None:
     assert verify(answer, [ADAM], {"S1": 1}).flags == []
 
 
+def test_a_cut_passage_is_checked_with_what_was_cut_before_it(embedder: Embedder | None) -> None:
+    """The small model read the AdaMax defaults cut from their algorithm's caption (a real answer)."""
+    adamax = replace(
+        ADAM,
+        pages=(9,),
+        text="See section 7.1 for details. Good default settings for the tested machine learning "
+        "problems are α = 0.002, β1 = 0.9 and β2 = 0.999.",
+        lead="Algorithm 2: AdaMax, a variant of Adam based on the infinity norm. ",
+    )
+    answer = "The good default settings for Adam are α = 0.002, β1 = 0.9 and β2 = 0.999 [1]."
+    [flag] = verify(answer, [adamax], {"S1": 1}, embedder).flags
+    assert flag.kind == "not_stated" and "AdaMax" in flag.detail
+    assert verify(answer, [replace(adamax, lead="")], {"S1": 1}, embedder).flags == []
+
+
 def test_a_quote_is_held_against_the_passage_as_the_model_read_it() -> None:
     # The prompt leaves the paper's reference marks out; a quote copied from it is still verbatim.
     marked = replace(ADAM, text=ADAM.text.replace("of the gradients", "of the gradients [12, 13]"))

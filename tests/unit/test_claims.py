@@ -1257,6 +1257,21 @@ def test_a_sentence_naming_nothing_is_about_the_name_before_it_not_a_kindred_one
     assert check_claim("BERT is fine-tuned with a batch size of 32.", base, embedder).supported
 
 
+def test_a_passage_cut_after_its_name_is_read_with_the_text_before_the_cut(embedder: Embedder | None) -> None:
+    """A small model reads "See section 7.1 … α = 0.002" cut from the AdaMax paragraph: the claim
+    check reads what was cut away before it to know the numbers are AdaMax's."""
+    cut = ADAMAX.index("See section")
+    lead, passage = ADAMAX[:cut], ADAMAX[cut:]
+    claim = "The default settings for Adam are α = 0.002, β1 = 0.9 and β2 = 0.999."
+    title = "Adam: A Method for Stochastic Optimization"
+    assert check_claims([claim], passage, embedder, title)[0].supported  # what it read names nothing
+    [found] = check_claims([claim], passage, embedder, title, lead)
+    assert not found.supported and "AdaMax" in found.reason
+    assert found.evidence and found.evidence in passage  # held against what the model read
+    right = "Good default settings for AdaMax are α = 0.002, β1 = 0.9 and β2 = 0.999."
+    assert check_claims([right], passage, embedder, title, lead)[0].supported
+
+
 def test_a_joined_name_said_the_other_way_round_is_another_name(embedder: Embedder | None) -> None:
     passage = (
         "On the WMT 2014 English-to-German translation task, the big Transformer reaches a BLEU score "
