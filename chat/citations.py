@@ -279,7 +279,7 @@ def _not_stated(
     for key, sentences in asked.items():
         p = by_key[key]
         for sentence, verdict in zip(
-            sentences, check_claims(sentences, p.text, embedder, p.title, p.lead), strict=True
+            sentences, check_claims(sentences, p.text, embedder, _paper(p, by_key), p.lead), strict=True
         ):
             verdicts[(sentence, key)] = verdict
     flags = []
@@ -305,9 +305,17 @@ def _stating(
         if key in cited:
             continue
         p = by_key[key]
-        if check_claims([sentence], p.text, embedder, p.title, p.lead)[0].supported:
+        if check_claims([sentence], p.text, embedder, _paper(p, by_key), p.lead)[0].supported:
             return key
     return None
+
+
+def _paper(passage: KeyedPassage, by_key: Mapping[str, KeyedPassage]) -> str:
+    """What counts as written for a name a passage leaves implicit: its paper's title and the other
+    passages shown from that paper ("the mini-batch size of 32" is ImageNet's where the paper's
+    other pages say it trains on ImageNet; the answer echoes the question's "on ImageNet")."""
+    others = [p.text for p in by_key.values() if p.arxiv_id == passage.arxiv_id and p.key != passage.key]
+    return " ".join([passage.title, *others])
 
 
 def _renumbered(text: str, by_n: Mapping[int, str]) -> tuple[str, dict[str, int]]:

@@ -173,6 +173,26 @@ def test_a_cut_passage_is_checked_with_what_was_cut_before_it(embedder: Embedder
     assert verify(answer, [replace(adamax, lead="")], {"S1": 1}, embedder).flags == []
 
 
+def test_a_name_the_passage_leaves_implicit_counts_where_its_paper_writes_it(
+    embedder: Embedder | None,
+) -> None:
+    """The answer echoes the question's "on ImageNet"; the cited page only says "the mini-batch size
+    of 32", another page of the same paper says what it trains on."""
+    bn = replace(
+        ADAM,
+        arxiv_id="1502.03167",
+        title="Batch Normalization: Accelerating Deep Network Training",
+        text="The model was trained using Stochastic Gradient Descent with momentum, using the mini-batch "
+        "size of 32. The training was performed using a large-scale, distributed architecture.",
+    )
+    same = replace(RESNET, arxiv_id="1502.03167", text="We applied Batch Normalization to the ImageNet task.")
+    answer = "The batch-normalized network was trained on ImageNet with a mini-batch size of 32 [1]."
+    assert verify(answer, [bn, same], {"S1": 1}, embedder).flags == []
+    other = replace(same, arxiv_id="1512.03385")  # another paper naming ImageNet says nothing of this one
+    [flag] = verify(answer, [bn, other], {"S1": 1}, embedder).flags
+    assert flag.kind == "not_stated" and "ImageNet" in flag.detail
+
+
 def test_a_quote_is_held_against_the_passage_as_the_model_read_it() -> None:
     # The prompt leaves the paper's reference marks out; a quote copied from it is still verbatim.
     marked = replace(ADAM, text=ADAM.text.replace("of the gradients", "of the gradients [12, 13]"))
