@@ -499,7 +499,7 @@ def test_one_app_dying_fails_only_its_own_requests(cluster: Cluster) -> None:
 def test_an_app_dying_mid_stream_fails_only_its_own_streams(cluster: Cluster) -> None:
     """Four answers streaming, two on each replica; one replica is SIGKILLed after every stream
     has its first words: its streams break, the other replica's finish whole."""
-    words = [f"w{n} " for n in range(20)]
+    words = [f"word{n} " for n in range(20)]  # words: a reply without any is held back and asked again
     cluster.model.default = words
     cluster.model.delta_delay = 0.25
     tokens = [cluster.token(f"reader{n}") for n in range(4)]
