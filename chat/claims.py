@@ -35,6 +35,7 @@ from chat.number_binding import (
     NEAR,
     NOT_A_VALUE,
     SCALE_NAMES,
+    assignment_gainsaid,
     gainsaid,
     normalise,
     range_gainsaid,
@@ -298,7 +299,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     claim_words, claim_values = _values(claim)
     if not claim_values:
         return None
-    problem = range_gainsaid(claim, passage)
+    problem = range_gainsaid(claim, passage) or assignment_gainsaid(claim, passage)
     if problem:
         return problem
     passage_words, passage_values = _values(passage)
@@ -340,6 +341,11 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             continue  # a version of a name ("SQuAD 1.1" for "SQuAD1.1"), not a value
         if not stated_as:
             return f"{value.text} is not in the passage"
+        # The number a passage puts aside ("16 instead of 20 residual blocks") said as the one used.
+        if all(_put_aside(passage_tokens, v.start) for v in stated_as) and not _CONTRASTS.search(claim):
+            used = [w.text for w in passage_values if w.start == stated_as[0].start - 3]
+            instead = f"{used[0]} instead of {value.text}" if used else f"instead of {value.text}"
+            return f"the passage puts {value.text} aside ('{instead}')"
         # A difference ("by more than 2.0 BLEU") said as the value itself ("reaches 2.0 BLEU").
         if all(_margin(passage_tokens, v.start) for v in stated_as) and not (
             _margin(claim_tokens, value.start) or _GAINS.search(claim)
@@ -464,8 +470,23 @@ def _version(tokens: Sequence[str], at: int, passage: str) -> bool:
     return bool(_names(name, anywhere=True)) and _holds_name(passage, name + tokens[at].rstrip(".,;:)"))
 
 
+# Words with which a claim itself tells what was put aside ("20 blocks in AlphaZero, not 16").
+_CONTRASTS = re.compile(
+    r"\b(?:instead|rather|not|unlike|than|original(?:ly)?|replac\w*|previous(?:ly)?|compared)\b",
+    re.IGNORECASE,
+)
+
+
+def _put_aside(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is the one put aside ("16 instead of 20")."""
+    return at >= 2 and " ".join(tokens[at - 2 : at]).lower() in IN_PLACE_OF
+
+
 def _margin(tokens: Sequence[str], at: int) -> bool:
-    """The number at word ``at`` is a difference ("by more than 2.0", "by about 3 points")."""
+    """The number at word ``at`` is a difference ("by more than 2.0", "by about 3 points"); a factor
+    is not ("speeds it up by 1.8×" says what "speeds it up 1.8×" says)."""
+    if re.search(r"\d\s?[×xX]\W*$", tokens[at]):
+        return False
     i = at - 1
     while i >= 0 and tokens[i].lower() in _HEDGES:
         i -= 1

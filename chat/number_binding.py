@@ -118,6 +118,8 @@ class Value:
 
 def _join(m: re.Match[str]) -> str:
     head, tail = m.group(1), m.group(2) or m.group(3)
+    if m.group(2) and not tail.islower() and "-" not in tail:
+        return head + tail  # a name broken inside ("Trivi- aQA")
     return f"{head}-{tail}" if not head.islower() or "-" in tail or m.group(3) else head + tail
 
 
@@ -620,6 +622,71 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
             if same(a, c) != same(b, d):
                 return f"the passage gives the range {c.text} to {d.text}, not {a.text} to {b.text}"
     return None
+
+
+# -- assignments ("β2 = 0.999", "k=0.9"): the number is the symbol's, whatever words stand around it ---
+
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.])([^\W\d_][\w′']{0,3})\s?=\s?([−-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d{1,2})?%?)(?![\w^−-]|\.\d)"
+)
+_WORDS_NOT_SYMBOLS = frozenset(["a", "A", "I"])
+
+
+def assignments(text: str) -> dict[str, set[float]]:
+    """The values the text assigns to symbols ("α = 0.001, β1 = 0.9": α → {0.001}, β1 → {0.9})."""
+    out: dict[str, set[float]] = {}
+    for m in _ASSIGNMENT.finditer(clean(normalise(text)[0])):
+        value, _ = parse(m.group(2).replace("−", "-"))
+        if not math.isnan(value):
+            out.setdefault(m.group(1), set()).add(value)
+    return out
+
+
+def _symbol(name: str) -> bool:
+    """A name that is a symbol, not a word a claim would use anyway ("β2", "k", not "a")."""
+    return name not in _WORDS_NOT_SYMBOLS and (len(name) == 1 or not name.isascii() or not name.isalpha())
+
+
+def assignment_gainsaid(claim: str, passage: str) -> str | None:
+    """The claim gives a symbol a value the passage gives it not ("k = 0.4" against "k=0.9"), or says
+    a value the passage assigns to one symbol of another that the passage assigns otherwise ("0.9 as
+    … β2" against "β1 = 0.9, β2 = 0.999")."""
+    theirs = assignments(passage)
+    if not theirs:
+        return None
+    mine = assignments(claim)
+    for name, said in mine.items():
+        given = theirs.get(name)
+        if given and not any(_holds(given, a) for a in said):
+            return f"the passage gives {name} = {_shown(min(given))}, not {_shown(min(said))}"
+    # symbols the claim names without assigning them
+    named = {t.strip(".,;:()[]") for t in tokens(normalise(claim)[0])} & {n for n in theirs if _symbol(n)}
+    named -= mine.keys()
+    words, found = values(claim)
+    for k, v in enumerate(found):
+        if any(v.value in said for said in mine.values()):
+            continue
+        # the symbols said with the value: within reach, no other number between
+        lo = found[k - 1].start + 1 if k else 0
+        hi = found[k + 1].start if k + 1 < len(found) else len(words)
+        near = set(tokens(normalise(claim)[0])[max(lo, v.start - NEAR) : min(hi, v.start + NEAR + 1)])
+        said_with = {n for n in named if n in {t.strip(".,;:()[]") for t in near}}
+        holders = {n for n, given in theirs.items() if _holds(given, v.value)}
+        if not holders or holders & named:
+            continue
+        for name in sorted(said_with):
+            if not _holds(theirs[name], v.value):
+                shown = _shown(min(theirs[name]))
+                return f"the passage gives {v.text} for {min(holders)}, and {name} = {shown}"
+    return None
+
+
+def _holds(given: set[float], value: float) -> bool:
+    return any(math.isclose(value, g, rel_tol=1e-6) for g in given)
+
+
+def _shown(value: float) -> str:
+    return f"{value:g}"
 
 
 # -- ratios ("1 in 5", "11 out of 12") and the numbers that make one statement -----------------------

@@ -373,9 +373,13 @@ def test_an_enumeration_mark_is_not_a_value() -> None:
 def test_a_word_broken_at_a_line_end_is_read_whole() -> None:
     from chat.number_binding import clean
 
-    text = "a 762M parame- ter model out- performs the English- to-German single- or multi-doc LM- oriented"
+    text = (
+        "a 762M parame- ter model out- performs the English- to-German single- or multi-doc LM- oriented"
+        " on Trivi- aQA"
+    )
     assert clean(text) == (
         "a 762M parameter model outperforms the English-to-German single- or multi-doc LM-oriented"
+        " on TriviaQA"
     )
 
 
@@ -1282,3 +1286,46 @@ def test_a_joined_name_said_the_other_way_round_is_another_name(embedder: Embedd
     assert not checked.supported and "English-to-German" in checked.reason
     right = "The big Transformer reaches 28.4 BLEU on WMT 2014 English-to-German translation."
     assert check_claim(right, passage, embedder).supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The default β2 is 0.995.", True),
+        ("The default settings are α = 0.002 and β1 = 0.85.", True),
+        ("With a batch of 64, β1 = 0.85 and β2 = 0.995.", True),
+        # the value of another symbol ("β1 = 0.85"), said of this one
+        ("We train with 0.85 as the default setting of β2.", False),
+        ("The default settings have β2 = 0.85.", False),
+    ],
+)
+def test_a_value_assigned_to_a_symbol_is_that_symbols(claim: str, said: bool) -> None:
+    passage = "We train with the default settings α = 0.002, β1 = 0.85, β2 = 0.995 and a batch of 64 sequences."
+    checked = check_claim(claim, passage)
+    assert (checked.status == "supported") is said
+    assert said or checked.kind == "number"
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The encoder has 12 layers.", True),
+        ("The encoder uses 12 layers rather than 24.", True),
+        ("The encoder has 24 layers.", False),  # the number put aside
+    ],
+)
+def test_a_number_put_aside_is_not_the_one_used(claim: str, said: bool) -> None:
+    passage = "The encoder uses the same blocks as BERT, but with 12 instead of 24 layers and 768 hidden units."
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The kernel speeds up training on BERT by 3.2×.", True),
+        ("The kernel speeds up training on BERT by 1.5×.", False),
+    ],
+)
+def test_a_factor_after_by_is_the_factor_not_a_difference(claim: str, said: bool) -> None:
+    passage = "The new kernel speeds up training 3.2× on BERT. It speeds up inference 1.5× on GPT-2 over the baseline."
+    assert stated(claim, passage) is said
