@@ -1300,7 +1300,7 @@ def test_a_joined_name_said_the_other_way_round_is_another_name(embedder: Embedd
     ],
 )
 def test_a_value_assigned_to_a_symbol_is_that_symbols(claim: str, said: bool) -> None:
-    passage = "We train with the default settings α = 0.002, β1 = 0.85, β2 = 0.995 and a batch of 64 sequences."
+    passage = "We train with the default settings α = 0.002, β1 = 0.85, β2 = 0.995 and a batch of 64."
     checked = check_claim(claim, passage)
     assert (checked.status == "supported") is said
     assert said or checked.kind == "number"
@@ -1315,7 +1315,7 @@ def test_a_value_assigned_to_a_symbol_is_that_symbols(claim: str, said: bool) ->
     ],
 )
 def test_a_number_put_aside_is_not_the_one_used(claim: str, said: bool) -> None:
-    passage = "The encoder uses the same blocks as BERT, but with 12 instead of 24 layers and 768 hidden units."
+    passage = "The encoder uses the same blocks as BERT, but with 12 instead of 24 layers and 768 units."
     assert stated(claim, passage) is said
 
 
@@ -1327,5 +1327,5 @@ def test_a_number_put_aside_is_not_the_one_used(claim: str, said: bool) -> None:
     ],
 )
 def test_a_factor_after_by_is_the_factor_not_a_difference(claim: str, said: bool) -> None:
-    passage = "The new kernel speeds up training 3.2× on BERT. It speeds up inference 1.5× on GPT-2 over the baseline."
+    passage = "The new kernel speeds up training 3.2× on BERT. It speeds up inference 1.5× on GPT-2."
     assert stated(claim, passage) is said
