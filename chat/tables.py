@@ -28,6 +28,7 @@ _NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) nam
 _MAX_HEADER = 12  # words of a header whose first word names the labels' column
 _ENDS_ROW = re.compile(r"[^\w\s]+\d")  # "→512": a mark before a number
 _BREAKS = frozenset(["and", "while", "whereas", "but", "than", "versus", "vs"])  # a clause's ends
+_SPANS = _BREAKS | {"against", "compared", "over", "to", "from"}  # … or a claim's turn to another row
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     if row is None:
         row = _keyed(claim, table)
     if row is None:
+        row = _by_cell(claim, table, value)
+    if row is None:
         return False, ""
     cells = table.rows[row].cells
     key = table.rows[row].key
@@ -78,9 +81,9 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
     if any(_holds(c, value) for c in cells):
         return True, ""
-    others = [r for r in table.rows if any(_holds(c, value) for c in r.cells)]
+    others = [i for i, r in enumerate(table.rows) if any(_holds(c, value) for c in r.cells)]
     if others:
-        return True, f"the table gives {value.text} for {others[0].label}, not {table.rows[row].label}"
+        return True, f"the table gives {value.text} for {_name(table, others[0])}, not {_name(table, row)}"
     return False, ""
 
 
@@ -109,6 +112,40 @@ def _keyed(claim: str, table: Table) -> int | None:
     mine = [v for v in values(claim)[1] if _whole(toks, v)]
     hits = {i for i, r in enumerate(table.rows) if r.key is not None for v in mine if same(r.key, v)}
     return hits.pop() if len(hits) == 1 else None
+
+
+def _by_cell(claim: str, table: Table, value: Value) -> int | None:
+    """The one row, among those whose label the claim names (all, if it names none), that holds
+    another of the claim's numbers: where labels repeat, a cell names the row ("ResNet 110 1.7M
+    6.43", "the 110-layer ResNet")."""
+    toks = tokens(claim)
+    words = values(claim)[0]
+    mine = terms(claim)
+    named = [i for i, r in enumerate(table.rows) if terms(r.label) and terms(r.label) <= mine]
+
+    def together(v: Value) -> bool:  # one clause: "76.4 … against 73.2" names two rows
+        lo, hi = sorted((v.start, value.start))
+        return not any(words[i] in _SPANS or toks[i].endswith((",", ";")) for i in range(lo, hi))
+
+    others = [
+        v
+        for v in values(claim)[1]
+        if (_whole(toks, v) or v.unit == "-") and v.unit != "word" and not same(v, value) and together(v)
+    ]
+    hits = {
+        i
+        for i in named or range(len(table.rows))
+        for v in others
+        if any(same(c, v) for c in table.rows[i].cells)
+    }
+    return hits.pop() if len(hits) == 1 else None
+
+
+def _name(table: Table, row: int) -> str:
+    """A row's label, with its first cell where other rows share the label ("ResNet 110")."""
+    label = table.rows[row].label
+    shared = sum(r.label == label for r in table.rows) > 1
+    return f"{label} {table.rows[row].cells[0].text}" if shared and table.rows[row].cells else label
 
 
 def _kin(cell: Value, value: Value) -> bool:

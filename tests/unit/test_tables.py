@@ -73,3 +73,25 @@ def test_a_claim_is_held_against_its_row_and_column(claim: str, said: bool) -> N
 )
 def test_a_row_named_by_a_number_is_found_by_it(claim: str, said: bool) -> None:
     assert check_claim(claim, NUMBERED).supported is said
+
+
+# labels that repeat: a row is named by one of its cells (the depth)
+REPEATED = (
+    "method depth params error (%) VGG 16 138M 7.4 ResNet 34 21.8M 5.7 ResNet 50 25.6M 5.2 "
+    "ResNet 101 44.5M 4.6 Table 2: Top-5 error on the validation set."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The 50-layer ResNet has a top-5 error of 5.2%.", True),
+        ("ResNet 101 reaches 4.6% top-5 error with 44.5M parameters.", True),
+        ("The 50-layer ResNet has a top-5 error of 5.2%, against 7.4% for VGG.", True),
+        ("The 50-layer ResNet has a top-5 error of 4.6%.", False),  # the 101-layer row's
+    ],
+)
+def test_a_row_whose_label_repeats_is_found_by_a_cell(claim: str, said: bool) -> None:
+    checked = check_claim(claim, REPEATED)
+    assert (checked.status == "supported") is said
+    assert said or "ResNet 101" in checked.reason
