@@ -394,7 +394,8 @@ class Chat:
                             out.notice = ECHO
                             break  # closing the stream stops the model
                         out.answer += keys.feed(delta)
-                        if len(out.answer) > shown and worded(out.answer):
+                        # once a word is shown every later token is (no need to look again)
+                        if len(out.answer) > shown and (shown or worded(out.answer)):
                             out.first_token_seconds = out.first_token_seconds or time.perf_counter() - started
                             yield Event("token", {"text": out.answer[shown:]})
                             shown = len(out.answer)
@@ -412,7 +413,7 @@ class Chat:
         if out.notice == ECHO:
             return
         out.answer += keys.finish()
-        if len(out.answer) > shown and (worded(out.answer) or out.notice):
+        if len(out.answer) > shown and (shown or worded(out.answer) or out.notice):
             out.first_token_seconds = out.first_token_seconds or time.perf_counter() - started
             yield Event("token", {"text": out.answer[shown:]})
 
