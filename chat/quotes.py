@@ -43,6 +43,7 @@ JOIN_SHORT = 60  # a sentence shorter than this is joined with its better neighb
 NEAR = 3  # words either side of a number that it is bound to
 ASKED_BONUS = 0.3  # … a number counting the very thing asked for ("3.8 billion FLOPs")
 ASKED_NEAR = 2  # words between such a number and the thing it counts ("780 billion tokens")
+GLOSS_NEAR = 6  # … or words to a gloss of it ("8 parallel attention layers, or heads")
 PROSE = 0.6  # a sentence with a smaller share of real words (3+ letters) is scaled down
 PER_PASSAGE = 2  # quotes one passage may give
 RANK_PRIOR = 0.2  # retrieval's order: the first passage's quotes get this much more, the second half
@@ -148,11 +149,18 @@ def asked_thing(question: str) -> set[str]:
 
 
 def counts(text: str, thing: set[str]) -> bool:
-    """Whether a number in ``text`` is followed, within ``ASKED_NEAR`` words, by ``thing``."""
+    """Whether a number in ``text`` is followed, within ``ASKED_NEAR`` words, by ``thing``, or by
+    what it counts glossed as ``thing`` ("h = 8 parallel attention layers, or heads")."""
     words = _NOT_A_VALUE.sub(" ", text).split()
     for i, word in enumerate(words):
-        if _NUMBER.search(word) and terms(" ".join(words[i + 1 : i + 1 + ASKED_NEAR])) & thing:
+        if not _NUMBER.search(word):
+            continue
+        if terms(" ".join(words[i + 1 : i + 1 + ASKED_NEAR])) & thing:
             return True
+        after = words[i + 1 : i + 1 + GLOSS_NEAR]
+        for j in range(len(after) - 2):
+            if after[j].endswith(",") and after[j + 1].lower() == "or" and terms(after[j + 2]) & thing:
+                return True
     return False
 
 

@@ -99,6 +99,12 @@ def test_a_number_counting_the_thing_asked_for_beats_one_beside_the_question_wor
     assert scored[1].score > scored[0].score  # one of the question's words, but it counts the FLOPs
 
 
+def test_a_number_counts_what_its_noun_is_glossed_as() -> None:
+    assert counts("In this work we employ h = 8 parallel attention layers, or heads.", {"head"})
+    assert not counts("We employ 8 parallel attention layers, or more if memory allows heads.", {"head"})
+    assert not counts("We use 8 layers, and the heads are split.", {"head"})
+
+
 def test_a_reference_list_entry_weighs_less_than_prose_with_the_same_words() -> None:
     question = "Which optimizer trained the reader?"
     entry = "Kingma, D. and Ba, J. Adam: a method for stochastic optimization. arXiv preprint, 2014."
