@@ -294,10 +294,13 @@ def test_a_passage_that_does_not_fit_is_read_as_its_best_quote_alone() -> None:
     found = gather(FakeEvidence([first, second]), QUESTION, None, ChatSettings(), budget, None)
     read = [p for p in found.passages if p.read]
     assert len(read) == 2
-    cut = next(p for p in read if p.chunk_ids == (second.chunk_id,))
-    # its key quote, whole, and still shown first among the quotes of that passage
+    # the passage whose number counts the heads asked for is read first, then the other, which
+    # does not fit, as its key quote: whole, and still shown first among that passage's quotes
+    whole, cut = read
+    assert whole.chunk_ids == (second.chunk_id,) and "h = 8 parallel attention layers" in whole.text
     quote = next(q for q in found.quotes if q.key == cut.key)
-    assert cut.text == quote.text and "h = 8 parallel attention layers" in quote.text
+    assert cut.chunk_ids == (first.chunk_id,) and cut.text == quote.text
+    assert len(cut.text) < len(first.text)
     assert len(cut.text) < len(second.text) // 2
 
 
