@@ -658,35 +658,26 @@ def assignment_gainsaid(claim: str, passage: str) -> str | None:
     for name, said in mine.items():
         given = theirs.get(name)
         if given and not any(_holds(given, a) for a in said):
-            return f"the passage gives {name} = {_shown(min(given))}, not {_shown(min(said))}"
-    # symbols the claim names without assigning them
-    named = {t.strip(".,;:()[]") for t in tokens(normalise(claim)[0])} & {n for n in theirs if _symbol(n)}
-    named -= mine.keys()
+            return f"the passage gives {name} = {min(given):g}, not {min(said):g}"
     words, found = values(claim)
+    # the claim's tokens as its symbols are written, at the positions ``values`` counts
+    written = [normalise(t)[0].strip(".,;:()[]") for t in tokens(claim)]
+    named = (set(written) & {n for n in theirs if _symbol(n)}) - mine.keys()  # named, not assigned
     for k, v in enumerate(found):
-        if any(v.value in said for said in mine.values()):
+        holders = {n for n, given in theirs.items() if _holds(given, v.value)}
+        if not holders or holders & named or any(_holds(said, v.value) for said in mine.values()):
             continue
         # the symbols said with the value: within reach, no other number between
         lo = found[k - 1].start + 1 if k else 0
         hi = found[k + 1].start if k + 1 < len(found) else len(words)
-        near = set(tokens(normalise(claim)[0])[max(lo, v.start - NEAR) : min(hi, v.start + NEAR + 1)])
-        said_with = {n for n in named if n in {t.strip(".,;:()[]") for t in near}}
-        holders = {n for n, given in theirs.items() if _holds(given, v.value)}
-        if not holders or holders & named:
-            continue
-        for name in sorted(said_with):
+        for name in sorted(named & set(written[max(lo, v.start - NEAR) : min(hi, v.start + NEAR + 1)])):
             if not _holds(theirs[name], v.value):
-                shown = _shown(min(theirs[name]))
-                return f"the passage gives {v.text} for {min(holders)}, and {name} = {shown}"
+                return f"the passage gives {v.text} for {min(holders)}, and {name} = {min(theirs[name]):g}"
     return None
 
 
 def _holds(given: set[float], value: float) -> bool:
     return any(math.isclose(value, g, rel_tol=1e-6) for g in given)
-
-
-def _shown(value: float) -> str:
-    return f"{value:g}"
 
 
 # -- ratios ("1 in 5", "11 out of 12") and the numbers that make one statement -----------------------
