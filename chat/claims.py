@@ -29,15 +29,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from chat.number_binding import GREEK as _GREEK
+from chat.name_checks import entities, modifier_swapped
 from chat.number_binding import (
     IN_PLACE_OF,
-    NEAR,
-    NOT_A_VALUE,
-    SCALE_NAMES,
     assignment_gainsaid,
     gainsaid,
-    normalise,
     range_gainsaid,
     ranges,
     ratio_checks,
@@ -45,21 +41,21 @@ from chat.number_binding import (
     ratios,
     rounds_from,
 )
-from chat.number_binding import Value as _Value
-from chat.number_binding import comparable as _comparable
-from chat.number_binding import in_table as _in_table
 from chat.number_binding import joint_context as _joint_context
 from chat.number_binding import reach as _reach
-from chat.number_binding import rounds_to as _rounds_to
-from chat.number_binding import same as _same
-from chat.number_binding import tokens as _tokens
-from chat.number_binding import values as _values
+from chat.numbers import GREEK as _GREEK
+from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, normalise
+from chat.numbers import Value as _Value
+from chat.numbers import comparable as _comparable
+from chat.numbers import in_table as _in_table
+from chat.numbers import rounds_to as _rounds_to
+from chat.numbers import same as _same
+from chat.numbers import tokens as _tokens
+from chat.numbers import values as _values
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
-from chat.polarity import compounds as _compounds
 from chat.polarity import denied as _denied
 from chat.polarity import fold as _fold
-from chat.polarity import holds_compound as _holds_compound
 from chat.polarity import holds_name as _holds_name
 from chat.polarity import names as _names
 from chat.polarity import negated as _negated
@@ -67,7 +63,6 @@ from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
 from chat.polarity import placed_swapped as _placed_swapped
-from chat.polarity import plain as _plain
 from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
 from chat.polarity import superlative_swapped as _superlative_swapped
@@ -84,7 +79,6 @@ log = logging.getLogger(__name__)
 Status = Literal["supported", "not_stated"]
 SUPPORTED_WORDS = 0.5  # share of the claim's words the window must hold (or the cosine below)
 SUPPORTED_COSINE = 0.6
-SWAP_SHARE = 0.6  # a sentence holding this much of a claim's words says the same thing (but a name)
 MARGIN = 0.1  # how much more tightly another number must be bound to be the one stated
 NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or unbinds) this much
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
@@ -200,9 +194,9 @@ def _check(
     # a table's row and column say what a number is of: its names need not stand beside it, and a
     # row named "None" (no retriever) denies nothing
     tabled = bool(table and _table_confirms(claim, table))
-    problem = None if tabled else _entities(claim, window.text, passage, shares[best], context, lead)
+    problem = None if tabled else entities(claim, window.text, passage, shares[best], context, lead)
     if problem is None and not tabled:
-        problem = _modifier_swapped(claim, window.text, passage)
+        problem = modifier_swapped(claim, window.text, passage)
     if problem:
         return fail("entity", problem)
     if _opposed(claim, window.text):
@@ -620,171 +614,6 @@ def _span_words(passage: str, window: str) -> tuple[int, int]:
         return (0, 0)
     before = len(_values(passage[:at])[0])  # citations cut at the window's edge are rare
     return before, before + len(_values(window)[0])
-
-
-# -- names ----------------------------------------------------------------------------------------------
-
-
-def _entities(
-    claim: str, window: str, passage: str, share: float, title: str = "", lead: str = ""
-) -> str | None:
-    """A name of the claim missing where the passage says this: swapped for a kindred name there
-    ("English-to-French" for "English-to-German"), or — in a sentence that otherwise says what the
-    claim says (``share`` of its words) — for the one other name there; or in the passage (its title
-    and the ``lead`` cut from before it) nowhere."""
-    topic = _topic(window, passage, lead)  # the title runs into the first sentence: not read for this
-    passage = f"{title} {lead} {passage}"
-    window_names = _names(window, anywhere=True)
-    claim_names = _names(claim)
-    every = _names(claim, anywhere=True)
-    extra = [
-        m
-        for m in window_names
-        if not _plain(m) and not any(_holds_name(n, m) or _holds_name(m, n) for n in every)
-    ]
-    # Capitalised words joined into one name ("English-to-German", "Fusion-in-Decoder"): one part
-    # swapped while another is kept is a kindred name ("English-to-Japanese").
-    for compound in _compounds(claim):
-        if _holds_compound(passage, compound) or _listed_short(passage, compound, claim):
-            continue
-        parts = set(_parts(compound))
-        kin = [
-            m
-            for m in _compounds(window)
-            if len(parts & set(_parts(m))) not in (0, len(parts))
-            or (set(_parts(m)) == parts and _parts(m) != _parts(compound))  # "English-to-German"
-        ]
-        if kin:
-            return f"the passage says {kin[0]} here, not {compound}"
-    for name in every:
-        if topic and _kindred_by_prefix(topic, name) and not _holds_name(claim, topic):
-            return f"the passage says this of {topic}, not {name}"
-    for name in claim_names:
-        if _holds_name(window, name) or _listed_short(window, name, claim):
-            continue
-        parts = set(_parts(name))
-        kin = [m for m in window_names if _fold(m) != _fold(name) and parts & set(_parts(m))]
-        if kin:
-            return f"the passage says {kin[0]} here, not {name}"
-        if _joined_from(name, claim, window, passage):
-            continue
-        if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
-            return f"the passage says {extra[0]} here, not {name}"
-        if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
-            return f"{name} is not named in the passage"
-    return None
-
-
-# Words before a noun that do not say which kind of it ("each class", "we mask", "four tasks").
-_NOT_KINDS = frozenset(
-    term_list("we our they their its each every per all any both some other one two three four five six")
-    + term_list("seven eight nine ten were was are is been be has have had also only")
-)
-
-
-def _pairs(text: str) -> dict[tuple[str, str], str]:
-    """Two content words side by side ("soft targets", "CPU memory") as stems, with their text."""
-    out = {}
-    for part in re.split(r"[^\w\s'’-]+", text):
-        words = part.split()
-        for a, b in pairwise(words):
-            first, second = term_list(a), term_list(b)
-            if len(first) == 1 and len(second) == 1 and first[0].isalpha() and second[0].isalpha():
-                out[(first[0], second[0])] = f"{a} {b}"
-    return out
-
-
-def _modifier_swapped(claim: str, window: str, passage: str) -> str | None:
-    """The claim's "hard targets" where the sentence it rests on says "soft targets" (and not
-    "hard targets"), when the passage speaks of both: the other of two kinds it contrasts."""
-    theirs = _pairs(window)
-    mine = terms(claim)
-    said = _pairs(passage)
-    here = terms(window)
-    for (modifier, head), text in _pairs(claim).items():
-        if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS:
-            continue
-        other = [t for (m, h), t in theirs.items() if h == head and m not in mine and m not in _NOT_KINDS]
-        if other:
-            return f"the passage says {other[0]!r} here, not {text!r}"
-    return None
-
-
-def _topic(window: str, passage: str, lead: str = "") -> str | None:
-    """What the sentence a claim rests on is about when it names nothing itself: the first name of
-    the nearest sentence before it that names one ("AdaMax, a variant of Adam …. Good default
-    settings … are α = 0.002" is said of AdaMax), in the passage or the ``lead`` before it."""
-    if _names(window, anywhere=True):
-        return None
-    at = passage.find(window)
-    before = [s.text for s in split(f"{lead} {passage[: max(at, 0)]}".strip())]
-    for text in reversed(before):
-        named = [n for n in _names(text, anywhere=True) if n.lower() not in _NOT_TOPICS]
-        if named:
-            return named[0]
-    return None
-
-
-# Words that open a sentence or a caption without being what it is about.
-_NOT_TOPICS = frozenset(["algorithm", "table", "figure", "fig", "section", "appendix", "equation"])
-
-
-def _kindred_by_prefix(one: str, other: str) -> bool:
-    """Two different names, one written at the start of the other ("AdaMax" and "Adam", "AdamW" and
-    "Adam"), neither held in the other as a name ("BERTBASE" holds "BERT")."""
-    a, b = _fold(one), _fold(other)
-    return (
-        a != b
-        and (a.startswith(b) or b.startswith(a))
-        and not _holds_name(one, other)
-        and not _holds_name(other, one)
-    )
-
-
-def _joined_from(name: str, claim: str, window: str, passage: str) -> bool:
-    """Whether the claim joins a second statement that another sentence of the passage makes of
-    ``name``: that sentence names it, states a number of the claim that the window does not, and
-    is about the same subject (it names every name of the claim the window names): "the Selector
-    reaches an F1 of 85% and a precision of 95%" from two sentences apart."""
-    mine = _values(claim)[1]
-    in_window = _values(window)[1]
-    elsewhere = [m for m in mine if not any(_same(v, m) for v in in_window)]
-    subject = [n for n in _names(claim, anywhere=True) if n != name and _holds_name(window, n)]
-    return bool(elsewhere) and any(
-        _holds_name(s.text, name)
-        and all(_holds_name(s.text, n) for n in subject)
-        and any(_same(v, m) for v in _values(s.text)[1] for m in elsewhere)
-        for s in split(passage)
-        if s.text not in window
-    )
-
-
-def _abbreviates(passage: str, name: str) -> bool:
-    """``name`` begins with the initials of words the passage names ("NQ-trained": "Natural
-    Questions")."""
-    letters = re.match(r"[A-Z]{2,}(?![a-z])", name)
-    if not letters:
-        return False
-    runs = re.findall(r"[A-Z][\w'’]*(?:[\s-]+[A-Z][\w'’]*)+", passage)
-    return any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs)
-
-
-def _listed_short(text: str, name: str, claim: str) -> bool:
-    """``name`` (as the claim writes it whole) stated as a list states it, its shared prefix given
-    once ("ViT-B/32, B/16 … and H/14" states "ViT-H/14"): the text names another of that prefix and
-    the rest stands alone."""
-    whole = re.search(rf"{re.escape(name)}[\w/.+-]*(?<![.])", claim)
-    prefix, dash, rest = (whole.group() if whole else name).partition("-")
-    if not dash or not rest or not re.search(r"[\d/]", rest):
-        return False
-    alone = re.search(rf"(?<![\w/-]){re.escape(rest)}(?![\w/])", text)
-    return bool(alone) and re.search(rf"(?<![\w-]){re.escape(prefix)}-\w", text) is not None
-
-
-def _parts(name: str) -> list[str]:
-    return [
-        p for p in re.split(r"[\s\-–_/]+|(?<=[a-zA-Z])(?=\d)", name.lower()) if p and p not in ("to", "of")
-    ]
 
 
 def _best_sentence(window: str, wanted: set[str], claim: str) -> str:

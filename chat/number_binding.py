@@ -1,7 +1,7 @@
-"""Numbers in scientific prose and what they are said of (the number side of :mod:`chat.claims`).
+"""What a number in scientific prose is said of (the number side of :mod:`chat.claims`).
 
-The parsing every check shares — a text's words and its numbers at their word positions, with their
-unit class — and the structures that bind a number to its subject beyond the words next to it:
+Numbers are read by :mod:`chat.numbers`; this module holds the structures that bind a number to its
+subject beyond the words next to it:
 
 - **aligned lists**: "α, and β … respectively, 2.0 and 0.8" and "MNLI (SNLI) contains 400,000
   (550,000)": the i-th number is the i-th item's;
@@ -11,9 +11,7 @@ unit class — and the structures that bind a number to its subject beyond the w
 - **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both;
 - **ratios**: "1 in 5", "19 of 24" state a share ("roughly 20%", "about 79%").
 
-Text is read as papers write it: in compatibility form (:func:`normalise`), a unit written onto its
-number ("300GB/sec"), a scale word ("21 thousand"), an error bar ("85 ± 3%", "σ= 1.78": the spread
-of the value before it, no rival value), a spelled number ("twenty-four").
+A value assigned to a symbol ("β1 = 0.9") is that symbol's.
 
 :func:`gainsaid` says when one of these gives the passage's number to something else than the claim
 says it of.
@@ -24,262 +22,27 @@ from __future__ import annotations
 import functools
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from chat.numbers import (
+    GREEK,
+    NEAR,
+    NUMBER,
+    RANGE,
+    Value,
+    clean,
+    comparable,
+    in_table,
+    normalise,
+    number_word,
+    parse,
+    same,
+    tokens,
+    values,
+)
 from retrieval.evidence import term_list
-
-NEAR = 6  # words either side of a number that bind it
-
-# A unit written onto its number ("300GB/sec", "8GB", "10ms"): the number is read, the unit is a word.
-_GLUED_UNIT = (
-    r"(?:[KMGTP]i?B|[KMGTP]b|ms|us|μs|ns|sec|secs|min|mins|hrs?|h|[kMG]?Hz|[TPG]?FLOPS|[TPG]?FLOPs|"
-    r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
-)
-_NUMBER = re.compile(
-    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b)?"
-    rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
-)
-NOT_A_VALUE = re.compile(
-    r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
-    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|[Ss]ection|[Ss]ec\.|[Cc]hapter|Eqs?\.|Equation|Appendix|Algorithm|Step"
-    r"|Lemma|Theorem|Proposition|Corollary|Definition)|§)\s*\d+(?:\.\d+)*|"
-    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
-    r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
-    r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])"  # an enumeration: "(3) A controlled lab study"
-)
-# "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
-_CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
-# A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),
-# not a suspended hyphen ("single- or multi-doc").
-_BROKEN = re.compile(
-    r"(?<![\w-])([A-Za-z]+)- (?:(?!(?:and|or|to|nor|as|vs|but)\s)([a-z][\w-]*)|(\d+[A-Za-z][\w-]*))"
-)  # … or a name's size broken off ("LLaMA- 13B")
-# Powers of ten, read as one number ("5e−5", "5 × 10^-5", "13.6 · 10⁶"); in PDF text a superscript
-# exponent loses its place ("13.6 · 106"), so a single digit glued to "10" after a multiplication sign
-# is one, and "2 × 1024" is not.
-_SCIENTIFIC = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([−+-]?\d{1,2})"
-    r"|\s?[·×⋅*x]\s?10\^\{?([−+-]?\d{1,2})\}?|\s?[·×⋅*]\s?10(?:([−-]\d{1,2})|([2-9])))(?![\w.])"
-)
-_BARE_POWER = re.compile(r"(?<![\w.^])10\^\{?([−+-]?\d{1,2})\}?(?![\w.])")  # "10^6" alone: 1e6
-_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
-_WORDS_AS_NUMBERS = {
-    "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-}  # fmt: skip
-_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-SCALE_NAMES = frozenset([*_SCALE_WORDS, "hundred"])  # words that scale the number before them
-# A dispersion of the value before it: "85 ± 3%", "(μ= 3.67, σ= 1.78)", "SD = 0.4", "std 1.2".
-_DISPERSION = re.compile(
-    r"(?:±|\+/-|\+-|(?:^|[\s(\[,;])"
-    r"(?:σ|sd|s\.d\.|std\.?|stdev|standard deviation(?: of| was| is)?)\s*[=:]?)\s*$",
-    re.IGNORECASE,
-)
-_RANGE = re.compile(r"(\d[\d,.]*)\s?[-–]\s?\d[\d,.]*\s?([%×x]?)")  # "67-73%": the low end is a % too
-GREEK = str.maketrans(
-    {
-        "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon", "θ": "theta",
-        "λ": "lambda", "μ": "mu", "π": "pi", "σ": "sigma", "τ": "tau", "ψ": "psi", "ω": "omega",
-    }
-)  # fmt: skip
-
-
-def normalise(text: str) -> tuple[str, list[int]]:
-    """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space; a
-    math letter glued to the next word gets its space back),
-    superscripts, subscripts and fractions left as written ("10²" is not 102); and, for each of its
-    characters and its end, the offset in ``text`` it comes from."""
-    out: list[str] = []
-    at: list[int] = []
-    for i, char in enumerate(text):
-        kept = unicodedata.decomposition(char).startswith(("<super>", "<sub>", "<fraction>"))
-        folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
-        if "\U0001d400" <= char <= "\U0001d7ff" and text[i + 1 : i + 2].isalpha():
-            folded += " "  # a math letter set against the word after it ("19𝑀parameters")
-        out.append(folded)
-        at.extend([i] * len(folded))
-    at.append(len(text))
-    return "".join(out), at
-
-
-@dataclass(frozen=True, slots=True)
-class Value:
-    value: float
-    unit: str  # "%", "x", "scale", "-" (a modifier), "word" or ""
-    start: int  # token position
-    text: str
-
-
-def _join(m: re.Match[str]) -> str:
-    head, tail = m.group(1), m.group(2) or m.group(3)
-    if m.group(2) and not tail.islower() and "-" not in tail:
-        return head + tail  # a name broken inside ("Trivi- aQA")
-    return f"{head}-{tail}" if not head.islower() or "-" in tail or m.group(3) else head + tail
-
-
-def _power(m: re.Match[str]) -> str:
-    exponent = next(e for e in m.groups()[1:] if e is not None).replace("−", "-").lstrip("+")
-    return f"{m.group(1)}e{exponent}"
-
-
-def _powers(text: str) -> str:
-    """Powers of ten as one number: "13.6 · 10⁶" and "5e−5" are read "13.6e6" and "5e-5"."""
-    text = re.sub(r"10([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
-    text = _SCIENTIFIC.sub(_power, text)
-    return _BARE_POWER.sub(lambda m: "1e" + m.group(1).replace("−", "-").lstrip("+"), text)
-
-
-# A section's heading and its first subsection's, as a chunk of a PDF starts: "6 Results 6.1 Machine
-# Translation On the WMT …" (the numbers are no values).
-_HEADINGS = re.compile(r"(^|[.:!?]\s)\d{1,2}(\s+(?:[A-Z][a-z]+\s+){1,3})\d{1,2}\.\d{1,2}(?=\s+[A-Z])")
-
-
-# Thousands set apart by a (thin) space, as typeset papers write them: "using 1 000 training examples".
-# Only a lone pair: in a flattened table's row ("ViT-Base 12 768 3072") each number is a cell.
-_THOUSANDS = re.compile(r"(?<![\d.,]\s)(?<![\w.,])(\d{1,3}) (\d{3})(?![\w.,%]|\s+\d)")
-
-
-# Short forms of what a number measures, read as the word a claim would use ("10.7 ppl").
-_SHORT_FORMS = {"ppl": "perplexity", "params": "parameters", "acc": "accuracy"}
-_SHORT_FORM = re.compile(rf"\b({'|'.join(_SHORT_FORMS)})\b(?!\.\w)")
-
-
-def clean(text: str) -> str:
-    """The text as numbers are read from it: citations, section and table references out, words
-    broken at a line's end joined, powers of ten written as one number, short forms spelled out."""
-    text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m.group(1)], text)
-    text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
-    text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
-    return _powers(_BROKEN.sub(_join, text))
-
-
-def tokens(text: str) -> list[str]:
-    """The text's words as :func:`values` counts them, punctuation kept."""
-    return re.findall(r"\S+", clean(text))
-
-
-def _number_word(word: str) -> float | None:
-    """ "four" is 4, "twenty-four" 24."""
-    head, _, tail = word.partition("-")
-    if tail and head in _WORDS_AS_NUMBERS and tail in _WORDS_AS_NUMBERS:
-        tens, ones = _WORDS_AS_NUMBERS[head], _WORDS_AS_NUMBERS[tail]
-        return float(tens + ones) if tens % 10 == 0 and 20 <= tens <= 90 and ones < 10 else None
-    return float(_WORDS_AS_NUMBERS[word]) if word in _WORDS_AS_NUMBERS else None
-
-
-def values(text: str) -> tuple[list[str], list[Value]]:
-    """The text's words (lower-cased, for binding) and its numbers at their word positions: a scale
-    word after a number is its scale ("21 thousand" is 21k); a dispersion ("± 3%", "σ= 1.78") is
-    of unit "±" (compared only with its like), and its unit is the value's before it ("85 ± 3%")."""
-    words: list[str] = []
-    found_values: list[Value] = []
-    toks = tokens(text)
-    skip = -1  # a scale word read with the number word before it
-    for i, token in enumerate(toks):
-        word = token.lower().strip(".,;:()[]\"'")
-        found = [m for m in _NUMBER.finditer(token) if m.group()]
-        ranged = _RANGE.fullmatch(token.strip(".,;:()[]"))
-        nxt = toks[i + 1].lower().strip(".,;:()[]") if i + 1 < len(toks) else ""
-        before = " ".join(toks[max(0, i - 3) : i])
-        for m in found:
-            raw = m.group()
-            value, unit = parse(raw)
-            joined = re.match(r"-([a-z]+)", token[m.end() :])
-            if joined and joined.group(1) in _SCALE_WORDS and not unit:  # "21-million passages"
-                value, unit, raw = value * _SCALE_WORDS[joined.group(1)], "scale", f"{raw} {joined.group(1)}"
-            elif token[m.end() : m.end() + 1] == "-" and token[m.end() + 1 : m.end() + 2].isalpha():
-                unit = "-"  # a modifier ("8-shot", "3-layer"): compared only with its like
-            if ranged and m is found[0] and ranged.group(2):
-                value, unit = parse(raw + ranged.group(2))
-            if not unit and m.end() == len(token.rstrip(".,;:)]")) and nxt in _SCALE_WORDS:
-                value, unit, raw = value * _SCALE_WORDS[nxt], "scale", f"{raw} {nxt}"
-            if _DISPERSION.search(f"{before} {token[: m.start()]}"):
-                previous = found_values[-1] if found_values else None
-                if previous and not previous.unit and unit in ("%", "x") and previous.start >= len(words) - 2:
-                    found_values[-1] = Value(previous.value, unit, previous.start, previous.text + raw[-1])
-                unit = "±"
-            found_values.append(Value(value, unit, len(words), raw))
-        spelled = None if found or skip == i else _number_word(word)
-        if spelled is not None and (nxt in _SCALE_WORDS or nxt == "hundred"):  # "two thousand": 2000
-            scale, said = _SCALE_WORDS.get(nxt, 100.0), f"{word} {nxt}"
-            then = toks[i + 2].lower().strip(".,;:()[]") if i + 2 < len(toks) else ""
-            if nxt == "hundred" and then in _SCALE_WORDS:  # "one hundred thousand": 100,000
-                scale, said = scale * _SCALE_WORDS[then], f"{said} {then}"
-            found_values.append(Value(spelled * scale, "scale", len(words), said))
-            skip = i + 1
-        elif spelled is not None:
-            found_values.append(Value(spelled, "word", len(words), word))
-        words.append(word)
-    return words, [v for v in found_values if not math.isnan(v.value)]
-
-
-def parse(raw: str) -> tuple[float, str]:
-    """The value and its unit class: "%", "x" (a factor), "scale" (k, M, billion…) or ""."""
-    text = raw.replace(",", "").strip()
-    unit = ""
-    for mark in ("%", "×", "x", "X"):
-        if text.endswith(mark):
-            unit, text = ("x" if mark in "×xX" else mark), text[: -len(mark)].strip()
-    for word, factor in _SCALE.items():
-        number = text[: -len(word)].strip()
-        if text.lower().endswith(word) and number.replace(".", "", 1).isdigit():
-            try:
-                return float(number) * factor, "scale"
-            except ValueError:
-                return math.nan, "scale"
-    try:
-        return float(text), unit
-    except ValueError:
-        return math.nan, unit
-
-
-def same(a: Value, b: Value) -> bool:
-    """The same value: "two" is 2, "1.5B" is 1.5 billion, "4" states "4×" (a unit may be left out)."""
-    units = {a.unit, b.unit} - {"", "word", "-"}
-    return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
-
-
-def rounds_to(a: Value, b: Value) -> bool:
-    """``a`` said less precisely as ``b`` ("28.4" as "about 28", "4.94%" as "4.9%")."""
-    places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
-    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
-    units = {a.unit, b.unit} - {"", "word", "-"}
-    if (
-        b.unit == "scale" and not places and a.unit in ("", "scale")
-    ):  # "4K tokens" for 4096, "1M" for 1,048,576
-        return not same(a, b) and math.isclose(a.value, b.value, rel_tol=0.05)
-    return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
-
-
-def is_year(v: Value) -> bool:
-    return not v.unit and v.value.is_integer() and 1900 <= v.value <= 2100 and len(v.text) == 4
-
-
-def comparable(a: Value, b: Value) -> bool:
-    """Numbers of one kind, either of which the passage could give for the other: years with years,
-    the same unit class; words ("two stages") are never rivals."""
-    if is_year(a) != is_year(b):
-        return False
-    units = {a.unit, b.unit}
-    if "word" in units:  # "twenty-two people" against "24 Upworkers (… 22)"; never "one" (an article)
-        # "a single hidden layer" counts one against another count in words ("two layers")
-        single = units == {"word"} and "single" in (a.text.lower(), b.text.lower())
-        return units <= {"word", ""} and (min(a.value, b.value) >= 2 or single)
-    return a.unit == b.unit or units == {"", "scale"}  # "20k" and "3,000" are both counts
-
-
-def in_table(found: Sequence[Value], v: Value) -> bool:
-    """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
-    not in prose (where words around it do). A slash pair ("69.9/86.3") is one cell of a row."""
-    near = [other.start for other in found if abs(other.start - v.start) <= NEAR]
-    return len(near) >= 4 and len(set(near)) >= 3
-
 
 # -- what a number is said of, beyond the words next to it --------------------------------------------
 
@@ -307,9 +70,9 @@ def _stems(words: Sequence[str]) -> set[str]:
         t
         for w in words
         for t in term_list(w.translate(GREEK))
-        if not any(c.isdigit() for c in t) and t not in _FUNCTION and _number_word(w.lower()) is None
+        if not any(c.isdigit() for c in t) and t not in _FUNCTION and number_word(w.lower()) is None
     }
-    named = (w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not _NUMBER.search(w))
+    named = (w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not NUMBER.search(w))
     return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in named}
 
 
@@ -491,7 +254,7 @@ def _noun(toks: Sequence[str], at: int) -> list[str]:
         after += 1 + (after + 1 < len(toks) and toks[after + 1].lower() in _ARTICLES)
     for tok in toks[after : after + 2]:
         word = tok.strip(".,;:()")
-        if not word or not term_list(word) or _NUMBER.search(word) or tok.startswith("("):
+        if not word or not term_list(word) or NUMBER.search(word) or tok.startswith("("):
             break
         out.append(word)
         if tok[-1] in ".,;:)":
@@ -603,7 +366,7 @@ def ranges(text: str) -> list[tuple[Value, Value]]:
         joined = toks[a.start + 1].lower() if b.start == a.start + 2 else ""
         between = a.start > 0 and toks[a.start - 1].lower() == "between"
         if a.start == b.start:
-            ranged = bool(_RANGE.fullmatch(toks[a.start].strip(".,;:()[]")))
+            ranged = bool(RANGE.fullmatch(toks[a.start].strip(".,;:()[]")))
         else:
             ranged = joined in ("to", "–", "-") or (joined == "and" and between)
         if ranged:

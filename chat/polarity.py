@@ -18,14 +18,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from chat.number_binding import GREEK as _GREEK
-from chat.number_binding import NOT_A_VALUE
-from chat.number_binding import Value as _Value
-from chat.number_binding import comparable as _comparable
-from chat.number_binding import rounds_to as _rounds_to
-from chat.number_binding import same as _same
-from chat.number_binding import tokens as _tokens
-from chat.number_binding import values as _values
+from chat.numbers import GREEK as _GREEK
+from chat.numbers import NOT_A_VALUE
+from chat.numbers import Value as _Value
+from chat.numbers import comparable as _comparable
+from chat.numbers import rounds_to as _rounds_to
+from chat.numbers import same as _same
+from chat.numbers import tokens as _tokens
+from chat.numbers import values as _values
 from retrieval.evidence import term_list, terms
 
 _NAME = re.compile(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
 
-from chat.number_binding import Value, comparable, rounds_to, same, tokens, values
+from chat.numbers import Value, comparable, rounds_to, same, tokens, values
 from retrieval.evidence import terms
 
 _MAX_LABEL = 4  # words of a row's label

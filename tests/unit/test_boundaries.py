@@ -262,3 +262,15 @@ def test_no_controller_imports_another() -> None:
 def test_mcp_calls_what_the_controllers_call_not_the_controllers() -> None:
     bad = _controllers(MODULES["app.mcp"])
     assert not bad, f"app.mcp imports {sorted(bad)}: the tools use app's views and documents"
+
+
+LONGEST = 800  # lines: a longer module owns more than one thing (settings and migrations aside)
+
+
+def test_no_module_is_longer_than_it_can_be_read() -> None:
+    long = {}
+    for package in PACKAGES:
+        for path in (PROJECT_ROOT / package).rglob("*.py"):
+            if "migrations" not in path.parts and len(path.read_text().splitlines()) > LONGEST:
+                long[_module_name(path)] = len(path.read_text().splitlines())
+    assert not long, f"split by what each part owns: {long}"
