@@ -371,7 +371,7 @@ def test_an_enumeration_mark_is_not_a_value() -> None:
 
 
 def test_a_word_broken_at_a_line_end_is_read_whole() -> None:
-    from chat.number_binding import clean
+    from chat.numbers import clean
 
     text = (
         "a 762M parame- ter model out- performs the English- to-German single- or multi-doc LM- oriented"
@@ -450,7 +450,7 @@ def test_a_scale_word_is_the_scale_letter() -> None:
 
 
 def test_a_spelled_number_of_two_words_is_read() -> None:
-    from chat.number_binding import values
+    from chat.numbers import values
 
     assert [v.value for v in values("Twenty-four people and thirty-one teams")[1]] == [24.0, 31.0]
 
@@ -996,14 +996,14 @@ def test_numbers_as_papers_write_them(claim: str, passage: str, said: bool) -> N
 
 
 def test_a_name_s_size_broken_at_a_line_end_is_no_value() -> None:
-    from chat.number_binding import values
+    from chat.numbers import values
 
     _, found = values("adding documents improved OPT- 66B by more than 4 points")
     assert [v.text for v in found] == ["4"]
 
 
 def test_a_row_of_table_cells_is_not_read_as_thousands() -> None:
-    from chat.number_binding import values
+    from chat.numbers import values
 
     _, found = values("ViT-Base 12 768 3072 12 86M, using 1 000 examples")
     assert [v.value for v in found] == [12, 768, 3072, 12, 86e6, 1000]
