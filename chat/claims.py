@@ -235,7 +235,10 @@ def _negation_differs(
         for part in parts:
             mine = terms(part) & wanted
             said = max(sentences, key=lambda t: len(mine & terms(t)))
-            if _negated(part, mine, passage.replace(said, " ")) != _negated(said, mine):
+            part_negated = _negated(part, mine, passage.replace(said, " "))
+            if part_negated != _negated(said, mine) and not (
+                part_negated and _denied_too(part, mine, sentences, said)
+            ):
                 return True
         return False
     best_sentence = _best_sentence(window, wanted, claim)
@@ -243,14 +246,21 @@ def _negation_differs(
     claim_negated = _negated(claim, wanted, elsewhere)
     if claim_negated == _negated(best_sentence, wanted):
         return False
-    # A negated claim without numbers may rest on the window's other sentence, when that one denies
-    # what the claim denies ("… improves perplexity for fixed length sequences. However, these scalars
-    # cannot be applied to variable sequence lengths"); a claim's number chose its sentence.
-    if not claim_negated or _values(claim)[1]:
-        return True
+    # A negated claim may rest on another sentence, when that one denies what the claim denies
+    # ("… improves perplexity for fixed length sequences. However, these scalars cannot be applied
+    # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added
+    # regularization" against a sentence of the subsets and "We do not perform additional
+    # regularization" after it).
+    return not (claim_negated and _denied_too(claim, wanted, sentences, best_sentence))
+
+
+def _denied_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:
+    """Whether a sentence other than ``held`` denies what the claim denies, of the claim's words."""
     mine = _denied(claim) & wanted
-    return not any(
-        _negated(p.text, wanted) and mine & _denied(p.text) for p in split(window) if p.text != best_sentence
+    return any(
+        _negated(text, wanted) and mine & _denied(text) and len(terms(text) & wanted) >= 3
+        for text in sentences
+        if text != held
     )
 
 

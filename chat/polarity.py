@@ -32,7 +32,9 @@ _NAME = re.compile(
     r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|except|apart from|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # "no more than three", "not only": a bound and an addition, not negations
+    r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b)"
+    r"|\b(?:never|neither|nor|without|except|apart from|cannot|fails? to|failed to|none|unable)\b|n't\b"
     # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
     r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
     # what is left to future work is not done ("we leave X to future work")
@@ -473,6 +475,13 @@ def _clause_stating(claim: str, window: str) -> str | None:
     return None
 
 
+# Verbs that say little of what is denied: "without using ground truth labels" denies the labels, not
+# every use ("it only uses the questions").
+_LIGHT_VERBS = frozenset(
+    term_list("use uses used using make made take taken get got have has had do does did")
+)
+
+
 def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
     """An odd number of negations that govern the claim's words (within a few words of one; only the
     words after it for "without"), "neither … nor" counted once,
@@ -507,7 +516,7 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
                 phrase = phrase[relative.end() :] if relative else ""
             # an exception of a name only ("Apart from PubMedQA, …") is a condition, not a negation
             near = terms(phrase) - rest - terms(" ".join(names(phrase, anywhere=True)))
-        count += bool(near & wanted)
+        count += bool((near - _LIGHT_VERBS) & wanted)
     return count % 2 == 1
 
 

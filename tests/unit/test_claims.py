@@ -1031,6 +1031,40 @@ def test_a_claim_may_join_two_sentences_of_one_subject(claim: str, said: bool) -
 @pytest.mark.parametrize(
     ("claim", "said"),
     [
+        # two facts joined: the numbers choose the first sentence, the denial is the second's
+        ("The probes were run on 4, 8 and 16 layers, with no extra warm-up for the deeper ones.", True),
+    ],
+)
+def test_a_negated_claim_with_numbers_may_rest_on_a_sentence_that_denies_it(claim: str, said: bool) -> None:
+    passage = (
+        "We train probes on 4, 8 and 16 layers of the encoder. We do not add an extra warm-up for the "
+        "deeper probes and keep the schedule of the shallow ones."
+    )
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # "without using" denies the labels, not every use
+        ("Our tagger does not use gold labels; it only uses the raw sentences of the corpus.", True),
+        ("Our tagger uses gold labels and the raw sentences of the corpus.", False),
+        # a bound is no negation
+        ("Most annotators (14 people) had labelled no more than two corpora before.", True),
+    ],
+)
+def test_light_verbs_and_bounds_do_not_carry_a_negation(claim: str, said: bool) -> None:
+    passage = (
+        "A related tagger is trained with gold labels from the treebank. Our tagger only leverages the "
+        "raw sentences of the corpus, without using gold labels. 70% of annotators (14) had labelled 2 or "
+        "fewer corpora before and 85% (17) had never joined a shared task."
+    )
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
         ("Per-channel gating cannot be used when sequence lengths vary.", True),
         # the other sentence denies something else than this claim does
         ("Per-channel gating does not improve perplexity for fixed length sequences.", False),
