@@ -20,7 +20,7 @@ from functools import lru_cache
 from itertools import groupby
 
 from chat.numbers import Value, comparable, rounds_to, same, tokens, values
-from retrieval.evidence import terms
+from retrieval.evidence import term_list, terms
 
 _MAX_LABEL = 4  # words of a row's label
 _GROUPS = (2, 3, 4)  # group headings over the columns
@@ -159,7 +159,9 @@ def _holds(cell: Value, value: Value) -> bool:
 
 def _whole(toks: Sequence[str], v: Value) -> bool:
     """The number is its token's whole ("59.1", "86M"), not part of a word ("Top-20", "BM25")."""
-    return v.start < len(toks) and toks[v.start].strip(".,;:()[]") == v.text
+    return (
+        v.start < len(toks) and toks[v.start].strip(".,;:()[]").rstrip("*†‡§") == v.text
+    )  # "101093*": a footnote
 
 
 def _runs(n: int, at: dict[int, Value]) -> list[tuple[int, int]]:
@@ -204,7 +206,18 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         built = tuple(Row(r.label, r.cells, r.cells[0]) for r in built)
     header_start = max((e for e in previous_end if e <= labels[0][0]), default=0)
     header = list(toks[header_start : labels[0][0]])
-    return Table(built, _columns(header, k, width))
+    columns = _columns(header, k, width)
+    if not columns and len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
+        columns = tuple(header[-k:])  # a caption before the header: the labels' heading ends it
+    return Table(built, columns)
+
+
+# Headings of a table's column of labels ("Task Train Development Test"). Where the words between
+# such a heading and the first row are more than one per column, a heading may be of several words
+# ("Frame Accuracy WER") or the first label longer than the others: nothing is read.
+_LABEL_HEADINGS = frozenset(
+    term_list("model method task dataset system approach setting name parser architecture benchmark language")
+)
 
 
 def _numbered(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:

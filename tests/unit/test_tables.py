@@ -95,3 +95,20 @@ def test_a_row_whose_label_repeats_is_found_by_a_cell(claim: str, said: bool) ->
     checked = check_claim(claim, REPEATED)
     assert (checked.status == "supported") is said
     assert said or "ResNet 101" in checked.reason
+
+
+# a caption before the header, the labels' heading ("Dataset") ending it; a footnote mark on a cell
+CAPTIONED = (
+    "Table 2: Sentences in each corpus. *Held out from training Dataset Train Dev Test Alpha 51200 6400 "
+    "7100 Beta 48000 5300 9900* Gamma 12500 1900 2400"
+)
+
+
+def test_a_caption_before_the_header_and_a_footnote_mark_do_not_hide_the_table() -> None:
+    table = read(CAPTIONED)
+    assert table is not None
+    assert table.columns == ("Train", "Dev", "Test")
+    assert [r.label for r in table.rows] == ["Alpha", "Beta", "Gamma"]
+    assert [c.text for c in table.rows[1].cells] == ["48000", "5300", "9900"]
+    assert check_claim("The Beta test set holds 9,900 sentences.", CAPTIONED).status == "supported"
+    assert check_claim("The Beta test set holds 5,300 sentences.", CAPTIONED).status == "not_stated"
