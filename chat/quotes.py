@@ -125,9 +125,32 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def prose(text: str) -> float:
-    """The share of the sentence's tokens that are words of three letters or more."""
+    """The share of the sentence's tokens that are words of three letters or more; none for a figure's
+    axes ("1 2 3 4 5 6 7 Input patch row", "0 20 40 60 80 100 Mean attention distance"), whose
+    labels read as words."""
     tokens = text.split()
-    return sum(bool(_WORD.fullmatch(t.strip(".,;:()[]\"'"))) for t in tokens) / len(tokens) if tokens else 0.0
+    if not tokens or _axis(tokens):
+        return 0.0
+    return sum(bool(_WORD.fullmatch(t.strip(".,;:()[]\"'"))) for t in tokens) / len(tokens)
+
+
+AXIS_TICKS = 4  # bare whole numbers in even steps that mark a figure's axis
+
+
+def _axis(tokens: Sequence[str]) -> bool:
+    """Whether the tokens hold an axis's ticks: ``AXIS_TICKS`` or more bare whole numbers in a row,
+    rising by one even step ("0 5 10 15 20")."""
+    run: list[int] = []
+    for token in tokens:
+        if not token.isdigit():
+            run = []
+            continue
+        run = [*run, int(token)]
+        if len(run) >= 2 and run[-1] - run[-2] != run[1] - run[0]:
+            run = run[-2:]
+        if len(run) >= AXIS_TICKS and run[1] > run[0]:
+            return True
+    return False
 
 
 def leans_back(sentence: str) -> bool:

@@ -115,6 +115,23 @@ def test_a_reference_list_entry_weighs_less_than_prose_with_the_same_words() -> 
     assert first.score < first.words * 0.6  # words alone would give it more: it is scaled down
 
 
+def test_a_figure_s_axes_are_no_quote_though_their_labels_are_words() -> None:
+    question = "How many heads attend far across the image in the lowest layers?"
+    axes = (
+        "1 2 3 4 5 6 7 Input patch row Position embedding similarity 0 5 10 15 20 Network depth (layer) "
+        "0 20 40 60 80 100 120 Mean attention distance (pixels) Head 1 Head 2 Head 3"
+    )
+    said = "Some heads attend to most of the image already in the lowest layers."
+    scorer = SentenceScorer(question, dict.fromkeys(question_terms(question), 1.0), None)
+    scored = scorer.score([("S1", f"{axes}. {said}")])["S1"]
+    assert scored[0].prose == 0.0
+    assert max(scored, key=lambda s: s.score).sentence.text == said
+    # a table row or a doubling schedule is no axis
+    assert all(
+        s.prose > 0 for s in scorer.score([("S2", "BERT 86.5 78.5 ELMo 81.8 72.2 at k = 1 2 4 8")])["S2"]
+    )
+
+
 class FakeEmbedder:
     """Vectors by topic word, L2-normalised: a paraphrase shares no word but its meaning."""
 
