@@ -26,7 +26,7 @@ _MAX_LABEL = 4  # words of a row's label
 _GROUPS = (2, 3, 4)  # group headings over the columns
 _NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) names no row
 _MAX_HEADER = 12  # words of a header whose first word names the labels' column
-_ENDS_ROW = re.compile(r"[^\w\s]+\d")  # "→512": a mark before a number
+_ENDS_ROW = re.compile(r"[^\w\s(]+\d")  # "→512": a mark before a number
 _BREAKS = frozenset(["and", "while", "whereas", "but", "than", "versus", "vs"])  # a clause's ends
 _SPANS = _BREAKS | {"against", "compared", "over", "to", "from"}  # … or a claim's turn to another row
 
@@ -49,7 +49,7 @@ def read(text: str) -> Table | None:
     """The table in ``text``, or None when no row shape is clear."""
     words, found = values(text)
     toks = tokens(text)
-    at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v)}
+    at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     runs = _runs(len(words), at)
     return _labelled(toks, at, runs) or _numbered(toks, at, runs)
 
@@ -61,9 +61,10 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     if not _whole(tokens(claim), value):
         return False, ""  # a number inside a name ("COCO+07+12")
     mine = terms(claim)
-    row = _pick([r.label for r in table.rows], mine)
+    # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
+    row = _keyed(claim, table)
     if row is None:
-        row = _keyed(claim, table)
+        row = _pick([r.label for r in table.rows], mine)
     if row is None:
         row = _by_cell(claim, table, value)
     if row is None:
@@ -162,6 +163,14 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
     return (
         v.start < len(toks) and toks[v.start].strip(".,;:()[]").rstrip("*†‡§") == v.text
     )  # "101093*": a footnote
+
+
+def _in_label(toks: Sequence[str], v: Value) -> bool:
+    """A bracketed number after a word is part of a row's label ("Retro MassiveText (10%) 179B …"),
+    not a cell; after a number it is one ("86.5 (78.5)")."""
+    token = toks[v.start]
+    before = toks[v.start - 1] if v.start else ""
+    return token.startswith("(") and token.rstrip(".,;:").endswith(")") and not re.search(r"\d\W*$", before)
 
 
 def _runs(n: int, at: dict[int, Value]) -> list[tuple[int, int]]:

@@ -112,3 +112,20 @@ def test_a_caption_before_the_header_and_a_footnote_mark_do_not_hide_the_table()
     assert [c.text for c in table.rows[1].cells] == ["48000", "5300", "9900"]
     assert check_claim("The Beta test set holds 9,900 sentences.", CAPTIONED).status == "supported"
     assert check_claim("The Beta test set holds 5,300 sentences.", CAPTIONED).status == "not_stated"
+
+
+# a bracketed number after a label's word is the label's ("Lumen Web (10%)"); sizes name the rows
+SHARES = (
+    "Model Corpus #Tokens #Keys Valid Test Lumen Books 4B 4B 18.46 18.97 Lumen News 174B 2.9B 12.87 10.23 "
+    "Lumen Web (1%) 18B 0.8B 18.92 20.33 Lumen Web (10%) 179B 4B 13.54 14.95 Lumen Web (100%) 1792B 28B "
+    "3.21 3.92"
+)
+
+
+def test_a_bracketed_number_in_a_label_is_the_label_s_and_a_size_names_its_row() -> None:
+    table = read(SHARES)
+    assert table is not None
+    assert [r.label for r in table.rows][-3:] == ["Lumen Web (1%)", "Lumen Web (10%)", "Lumen Web (100%)"]
+    claim = "Retrieving from all of the Web corpus, 1792B tokens, Lumen reaches a test perplexity of {}."
+    assert check_claim(claim.format("3.92"), SHARES).status == "supported"
+    assert check_claim(claim.format("20.33"), SHARES).status == "not_stated"
