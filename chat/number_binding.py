@@ -72,8 +72,27 @@ def _stems(words: Sequence[str]) -> set[str]:
         for t in term_list(w.translate(GREEK))
         if not any(c.isdigit() for c in t) and t not in _FUNCTION and number_word(w.lower()) is None
     }
-    named = (w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not NUMBER.search(w))
-    return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in named}
+    named = [w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not NUMBER.search(w)]
+    sizes = [w for w, after in pairwise([*words, ""]) if names_a_model(w, after)]
+    return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in [*named, *sizes]}
+
+
+_SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")
+_MODEL_WORDS = frozenset(["model", "models", "variant", "version", "baseline"])
+
+
+def _sized(toks: Sequence[str], w: Value) -> bool:
+    return _sized_at(toks, w.start)
+
+
+def _sized_at(toks: Sequence[str], at: int) -> bool:
+    return names_a_model(toks[at], toks[at + 1] if at + 1 < len(toks) else "")
+
+
+def names_a_model(token: str, after: str) -> bool:
+    """A size before "model" names the model ("the 172M model … whereas the 7B model"): a name, not a
+    value of the clause."""
+    return bool(_SIZE.fullmatch(token.strip(".,;:()"))) and after.lower().strip(".,;:()") in _MODEL_WORDS
 
 
 def _sentences(toks: Sequence[str]) -> list[tuple[int, int]]:
@@ -214,13 +233,22 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
     does (4,500)"): each number's words are the words of its clause that no other part of the
     sentence says — from the number on for the first (the words before it are the sentence's
     subject, said of all), from the clause's start for the others."""
-    here = [w for w in found if lo <= w.start < hi and comparable(w, v)]
+    here = [
+        w
+        for w in found
+        if lo <= w.start < hi and comparable(w, v) and (w.start == v.start or not _sized(toks, w))
+    ]
     starts = sorted({w.start for w in here})
     if len(starts) < 2 or any(in_table(found, w) for w in here):
         return {}
     if any(_between_is_list(toks, a, b) or (_bracketed(toks[b]) and b == a + 1) for a, b in pairwise(starts)):
         return {}  # a list of numbers ("2.0 and 0.8"): the items they are aligned with say whose
-    bounds = [starts[0], *(_cut(toks, a, b) for a, b in pairwise(starts)), hi]
+    # The first clause from its number on: the words before are the sentence's subject, said of all —
+    # unless a model named by its size stands between a clause break and it ("…: the 172M model
+    # improves with up to 10 neighbours, whereas the 7B model …"): that is the first clause's own.
+    first = max((j for j in range(lo + 1, starts[0]) if toks[j - 1][-1] in ",;:"), default=starts[0])
+    first = first if any(_sized_at(toks, j) for j in range(first, starts[0])) else starts[0]
+    bounds = [first, *(_cut(toks, a, b) for a, b in pairwise(starts)), hi]
     out: dict[Value, Owner] = {}
     for k, s in enumerate(starts):
         end = bounds[k + 1]
@@ -238,7 +266,11 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
         elided = k == 0 and any(not _noun(toks, t) and toks[t - 1].lower() not in _LINKS for t in starts[1:])
         counted = _stems(_noun(toks, s)) if elided else set()
         words = _stems([toks[j] for j in own]) - _stems(rest) - counted
-        text = " ".join(t.strip(".,;:()") for t in (toks[j] for j in own) if _stems([t]) & words)
+        text = " ".join(
+            toks[j].strip(".,;:()")
+            for j in own
+            if _stems(toks[j : j + 2 if _sized_at(toks, j) else j + 1]) & words
+        )
         for w in here:
             if w.start == s:
                 out[w] = Owner(frozenset(words), text)
@@ -312,7 +344,10 @@ def said_of(text: str, v: Value) -> tuple[set[str], bool]:
         aligned = _aligned(toks, found, lo, hi)
         if v in aligned:
             return set(aligned[v].terms), True
-        here = sorted({w.start for w in found if lo <= w.start < hi and comparable(w, v)} | {v.start})
+        here = sorted(
+            {w.start for w in found if lo <= w.start < hi and comparable(w, v) and not _sized(toks, w)}
+            | {v.start}
+        )
         front = next((j for j in range(lo, hi) if toks[j][-1] in ",;:"), None)
         fronted = (
             _stems(toks[lo : front + 1]) if front is not None and all(s > front for s in here) else set()
@@ -351,7 +386,7 @@ def gainsaid(claim: str, mine: Value, passage: str, v: Value) -> tuple[str | Non
     for w, other in others:
         shared = said & (other.terms - own)
         if shared:
-            words = [t.strip(".,;:()") for t in other.text.split() if _stems([t]) & shared]
+            words = [t.strip(".,;:()") for t in other.text.split() if _stems([t]) & shared] or [other.text]
             return f"the passage gives {w.text} for {' '.join(words)!r}, not {v.text}", []
     return None, []
 

@@ -1363,3 +1363,20 @@ def test_a_number_put_aside_is_not_the_one_used(claim: str, said: bool) -> None:
 def test_a_factor_after_by_is_the_factor_not_a_difference(claim: str, said: bool) -> None:
     passage = "The new kernel speeds up training 3.2× on BERT. It speeds up inference 1.5× on GPT-2."
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The 350M model keeps gaining up to 8 retrieved passages.", True),
+        ("The 13B model keeps gaining up to 32 retrieved passages.", True),
+        ("The 350M model keeps gaining up to 32 retrieved passages.", False),
+        ("The 13B model keeps gaining up to 8 retrieved passages.", False),
+    ],
+)
+def test_models_named_by_their_size_tell_parallel_clauses_apart(claim: str, said: bool) -> None:
+    passage = (
+        "We find that bigger readers make better use of more context: the 350M model keeps gaining up "
+        "to 8 retrieved passages, whereas the 13B model keeps gaining up to 32 retrieved passages."
+    )
+    assert stated(claim, passage) is said
