@@ -168,6 +168,9 @@ _COMMON_CAPITALS = frozenset(
 )
 
 
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+
+
 def names(text: str, *, anywhere: bool = False) -> list[str]:
     """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
     sentence (at its start only with ``anywhere``... never common function words)."""
@@ -175,6 +178,8 @@ def names(text: str, *, anywhere: bool = False) -> list[str]:
     for match in _NAME.finditer(NOT_A_VALUE.sub(" ", text)):
         name = match.group().strip(".-")
         if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
+            continue
+        if _ORDINAL.fullmatch(name):  # "won the 1st place": a rank, not a name
             continue
         plain = name.isalpha() and name[0].isupper() and name[1:].islower()
         if plain and not _is_proper(text, match.start()):

@@ -1380,3 +1380,12 @@ def test_models_named_by_their_size_tell_parallel_clauses_apart(claim: str, said
         "to 8 retrieved passages, whereas the 13B model keeps gaining up to 32 retrieved passages."
     )
     assert stated(claim, passage) is said
+
+
+def test_a_rank_is_no_name() -> None:
+    from chat.polarity import names
+
+    assert names("Our ensemble won the 1st place in the ILSVRC 2015 competition, and the 2nd in COCO.") == [
+        "ILSVRC",
+        "COCO",
+    ]
