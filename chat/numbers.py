@@ -190,8 +190,11 @@ def values(text: str) -> tuple[list[str], list[Value]]:
                 unit = "±"
             found_values.append(Value(value, unit, len(words), raw))
         spelled = None if found or skip == i else number_word(word)
+        if spelled is None and word == "a" and nxt in _SCALE_WORDS and skip != i:
+            # "more than a thousand layers", "a million tokens", "half a million iterations"
+            spelled = 0.5 if words and words[-1] == "half" else 1.0
         if spelled is not None and (nxt in _SCALE_WORDS or nxt == "hundred"):  # "two thousand": 2000
-            scale, said = _SCALE_WORDS.get(nxt, 100.0), f"{word} {nxt}"
+            scale, said = _SCALE_WORDS.get(nxt, 100.0), f"{'half ' if spelled == 0.5 else ''}{word} {nxt}"
             then = toks[i + 2].lower().strip(".,;:()[]") if i + 2 < len(toks) else ""
             if nxt == "hundred" and then in _SCALE_WORDS:  # "one hundred thousand": 100,000
                 scale, said = scale * _SCALE_WORDS[then], f"{said} {then}"

@@ -449,6 +449,17 @@ def test_a_scale_word_is_the_scale_letter() -> None:
     assert check_claim("The corpus has 3.4 thousand sentences.", passage).kind == "number"
 
 
+def test_a_scale_after_a_is_a_number() -> None:
+    from chat.numbers import values
+
+    found = values("half a million steps, then a thousand more, for a few thousand euros")[1]
+    assert [(v.text, v.value) for v in found] == [("half a million", 500_000.0), ("a thousand", 1000.0)]
+    passage = "We train models with over 100 layers, and explore models with over 1000 layers."
+    claim = "They train models with over 100 layers and explore models with over a thousand layers."
+    assert stated(claim, passage)
+    assert not stated(claim.replace("a thousand", "a million"), passage)
+
+
 def test_a_spelled_number_of_two_words_is_read() -> None:
     from chat.numbers import values
 
