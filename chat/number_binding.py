@@ -73,7 +73,7 @@ def _stems(words: Sequence[str]) -> set[str]:
         if not any(c.isdigit() for c in t) and t not in _FUNCTION and number_word(w.lower()) is None
     }
     named = [w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not NUMBER.search(w)]
-    sizes = [w for w, after in pairwise([*words, ""]) if names_a_model(w, after)]
+    sizes = [w for w, after in pairwise([*words, ""]) if _names_a_model(w, after)]
     return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in [*named, *sizes]}
 
 
@@ -81,15 +81,12 @@ _SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")
 _MODEL_WORDS = frozenset(["model", "models", "variant", "version", "baseline"])
 
 
-def _sized(toks: Sequence[str], w: Value) -> bool:
-    return _sized_at(toks, w.start)
+def _sized(toks: Sequence[str], at: int) -> bool:
+    """Whether the token at ``at`` is a size that names the model after it."""
+    return _names_a_model(toks[at], toks[at + 1] if at + 1 < len(toks) else "")
 
 
-def _sized_at(toks: Sequence[str], at: int) -> bool:
-    return names_a_model(toks[at], toks[at + 1] if at + 1 < len(toks) else "")
-
-
-def names_a_model(token: str, after: str) -> bool:
+def _names_a_model(token: str, after: str) -> bool:
     """A size before "model" names the model ("the 172M model … whereas the 7B model"): a name, not a
     value of the clause."""
     return bool(_SIZE.fullmatch(token.strip(".,;:()"))) and after.lower().strip(".,;:()") in _MODEL_WORDS
@@ -236,7 +233,7 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
     here = [
         w
         for w in found
-        if lo <= w.start < hi and comparable(w, v) and (w.start == v.start or not _sized(toks, w))
+        if lo <= w.start < hi and comparable(w, v) and (w.start == v.start or not _sized(toks, w.start))
     ]
     starts = sorted({w.start for w in here})
     if len(starts) < 2 or any(in_table(found, w) for w in here):
@@ -247,7 +244,7 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
     # unless a model named by its size stands between a clause break and it ("…: the 172M model
     # improves with up to 10 neighbours, whereas the 7B model …"): that is the first clause's own.
     first = max((j for j in range(lo + 1, starts[0]) if toks[j - 1][-1] in ",;:"), default=starts[0])
-    first = first if any(_sized_at(toks, j) for j in range(first, starts[0])) else starts[0]
+    first = first if any(_sized(toks, j) for j in range(first, starts[0])) else starts[0]
     bounds = [first, *(_cut(toks, a, b) for a, b in pairwise(starts)), hi]
     out: dict[Value, Owner] = {}
     for k, s in enumerate(starts):
@@ -269,7 +266,7 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
         text = " ".join(
             toks[j].strip(".,;:()")
             for j in own
-            if _stems(toks[j : j + 2 if _sized_at(toks, j) else j + 1]) & words
+            if _stems(toks[j : j + 2 if _sized(toks, j) else j + 1]) & words
         )
         for w in here:
             if w.start == s:
@@ -345,7 +342,7 @@ def said_of(text: str, v: Value) -> tuple[set[str], bool]:
         if v in aligned:
             return set(aligned[v].terms), True
         here = sorted(
-            {w.start for w in found if lo <= w.start < hi and comparable(w, v) and not _sized(toks, w)}
+            {w.start for w in found if lo <= w.start < hi and comparable(w, v) and not _sized(toks, w.start)}
             | {v.start}
         )
         front = next((j for j in range(lo, hi) if toks[j][-1] in ",;:"), None)
