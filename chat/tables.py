@@ -51,7 +51,7 @@ def read(text: str) -> Table | None:
     toks = tokens(text)
     at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     runs = _runs(len(words), at)
-    return _labelled(toks, at, runs) or _numbered(toks, at, runs)
+    return _labelled(toks, at, runs) or _numbered(toks, at, runs) or _one_column(toks, at, runs)
 
 
 def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
@@ -63,8 +63,11 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     mine = terms(claim)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
+    labels = [r.label for r in table.rows]
+    if row is None:  # the row named in the number's clause, else in the claim
+        row = _pick(labels, _near(claim, value), whole=True)
     if row is None:
-        row = _pick([r.label for r in table.rows], mine)
+        row = _pick(labels, mine)
     if row is None:
         row = _by_cell(claim, table, value)
     if row is None:
@@ -229,6 +232,38 @@ _LABEL_HEADINGS = frozenset(
 )
 
 
+_PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
+_ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
+
+
+def _one_column(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
+    """Rows of a short label and one number each ("Retro 0.822 No query conditioning 0.829 …"): five
+    or more in a row, no label wider than ``_MAX_LABEL`` words or holding a sentence's punctuation or
+    small words (prose lists its numbers with commas, articles and verbs between them)."""
+    stretch: list[tuple[int, int]] = []
+    best: list[tuple[int, int]] = []
+    for (_, end), (a, b) in zip([(0, 0), *runs], runs, strict=False):
+        gap = toks[end:a]
+        label_like = (
+            1 <= len(gap) <= _MAX_LABEL
+            and not any(t[-1] in ".,;:!?" for t in gap)
+            and not {t.lower() for t in gap} & _PROSE_WORDS
+        )
+        if b - a == 1 and label_like and stretch:
+            stretch.append((end, a))
+        else:
+            best = max(best, stretch, key=len)
+            stretch = [(max(end, a - 1), a)] if b - a == 1 else []  # a first label: width fixed below
+    best = max(best, stretch, key=len)
+    if len(best) < _ONE_COLUMN_ROWS:
+        return None
+    widths = Counter(a - s for s, a in best[1:])
+    width = min(widths, key=lambda w: (-widths[w], w))
+    first = best[0][1]
+    best[0] = (max(0, first - width), first)
+    return Table(tuple(Row(" ".join(toks[s:a]), (at[a],)) for s, a in best), ())
+
+
 def _numbered(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
     """A header of ``h`` words, then rows of ``h`` numbers whose first is the row's label."""
     for a, b in runs:
@@ -259,8 +294,9 @@ def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
     return ()
 
 
-def _pick(labels: Sequence[str], mine: set[str]) -> int | None:
-    """The one label whose words the claim says most of (all, for a label of one word), or None."""
+def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int | None:
+    """The one label whose words the claim says most of (all, for a label of one word, or when
+    ``whole``), or None."""
     scored = []
     for i, label in enumerate(labels):
         words = terms(label) - _NO_LABEL
@@ -272,7 +308,7 @@ def _pick(labels: Sequence[str], mine: set[str]) -> int | None:
     if not scored:
         return None
     best = max(scored)
-    if best[0] < 0.5 or best[1] == 0 or sum(1 for s in scored if s[:2] == best[:2]) > 1:
+    if best[0] < (1.0 if whole else 0.5) or best[1] == 0 or sum(1 for s in scored if s[:2] == best[:2]) > 1:
         return None
     return best[2]
 

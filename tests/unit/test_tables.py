@@ -129,3 +129,44 @@ def test_a_bracketed_number_in_a_label_is_the_label_s_and_a_size_names_its_row()
     claim = "Retrieving from all of the Web corpus, 1792B tokens, Lumen reaches a test perplexity of {}."
     assert check_claim(claim.format("3.92"), SHARES).status == "supported"
     assert check_claim(claim.format("20.33"), SHARES).status == "not_stated"
+
+
+# an ablation table of one column: a short label and one number a row
+ONE_COLUMN = (
+    "Table 4: Ablations of the reader, exact match on the dev set. Variant EM Full reader 41.5 "
+    "No passage ranking 38.2 Shared encoder 40.9 Frozen retriever 39.7 No retrieval 27.4 Top-1 only 35.8"
+)
+# prose that lists a number after each few words is no table
+LISTED = (
+    "The model answers 70% of the questions with the 2016 index and 68% with the 2018 index, "
+    "but only 4% when the index is 2 years older than the questions and 12% in the reverse case."
+)
+
+
+def test_a_table_of_one_column_is_read_and_prose_is_not() -> None:
+    table = read(ONE_COLUMN)
+    assert table is not None
+    assert [r.label for r in table.rows][1:] == [
+        "No passage ranking",
+        "Shared encoder",
+        "Frozen retriever",
+        "No retrieval",
+        "Top-1 only",
+    ]
+    assert [r.cells[0].text for r in table.rows] == ["41.5", "38.2", "40.9", "39.7", "27.4", "35.8"]
+    assert read(LISTED) is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # each number of a claim naming two rows is held against the row named in its clause
+        ("Without retrieval the reader scores 27.4 EM, against 41.5 for the full reader.", True),
+        ("A frozen retriever gives 39.7 EM, below the 41.5 of the full reader.", True),
+        # the other row's number
+        ("Without retrieval the reader scores 39.7 EM, against 41.5 for the full reader.", False),
+        ("A shared encoder scores 38.2 EM.", False),
+    ],
+)
+def test_a_claim_is_held_against_the_row_of_a_one_column_table(claim: str, said: bool) -> None:
+    assert check_claim(claim, ONE_COLUMN).supported is said
