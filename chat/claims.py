@@ -30,6 +30,9 @@ from itertools import pairwise
 from typing import Literal
 
 from chat.name_checks import entities, modifier_swapped
+from chat.names import fold as _fold
+from chat.names import holds_name as _holds_name
+from chat.names import names as _names
 from chat.number_binding import (
     IN_PLACE_OF,
     assignment_gainsaid,
@@ -55,13 +58,11 @@ from chat.numbers import values as _values
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
 from chat.polarity import denied as _denied
-from chat.polarity import fold as _fold
-from chat.polarity import holds_name as _holds_name
-from chat.polarity import names as _names
 from chat.polarity import negated as _negated
 from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
+from chat.polarity import paired as _paired
 from chat.polarity import placed_swapped as _placed_swapped
 from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
@@ -244,8 +245,8 @@ def _negation_differs(
     best_sentence = _best_sentence(window, wanted, claim)
     elsewhere = passage.replace(best_sentence, " ")
     claim_negated = _negated(claim, wanted, elsewhere)
-    if claim_negated == _negated(best_sentence, wanted):
-        return False
+    if claim_negated == _negated(best_sentence, wanted) or _paired(best_sentence) & wanted:
+        return False  # agreed, or the sentence states the thing both with and without
     # A negated claim may rest on another sentence, when that one denies what the claim denies
     # ("… improves perplexity for fixed length sequences. However, these scalars cannot be applied
     # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added

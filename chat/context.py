@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from catalog.urls import paper_path, reader_path
-from chat.polarity import compounds, holds_compound, holds_name, names, plain
+from chat.names import compounds, holds_compound, holds_name, names, plain
 from chat.quotes import PER_PASSAGE, Quote, Scored, SentenceScorer, best_span, key_quotes, leans_back
 from chat.sentences import split
 from retrieval.embedder import Embedder

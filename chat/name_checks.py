@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
+from chat.names import compounds as _compounds
+from chat.names import fold as _fold
+from chat.names import holds_compound as _holds_compound
+from chat.names import holds_name as _holds_name
+from chat.names import names as _names
+from chat.names import plain as _plain
 from chat.numbers import same as _same
 from chat.numbers import values as _values
-from chat.polarity import compounds as _compounds
-from chat.polarity import fold as _fold
-from chat.polarity import holds_compound as _holds_compound
-from chat.polarity import holds_name as _holds_name
-from chat.polarity import names as _names
-from chat.polarity import plain as _plain
 from chat.sentences import split
 from retrieval.evidence import term_list, terms
 

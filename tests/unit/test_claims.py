@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chat.claims import check_claim, check_claims
-from chat.polarity import holds_name
+from chat.names import holds_name
 from retrieval.embedder import Embedder, MiniLMEmbedder
 
 HEADS = (
@@ -1394,9 +1394,27 @@ def test_models_named_by_their_size_tell_parallel_clauses_apart(claim: str, said
 
 
 def test_a_rank_is_no_name() -> None:
-    from chat.polarity import names
+    from chat.names import names
 
     assert names("Our ensemble won the 1st place in the ILSVRC 2015 competition, and the 2nd in COCO.") == [
         "ILSVRC",
         "COCO",
     ]
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # "without" and "with" of one thing are the two sides of a comparison, not a negation
+        ("The 3B model reaches 61.4% utilization when the cache is counted and 58.9% without it.", True),
+        ("Without the cache the 3B model reaches 58.9% utilization.", True),
+        # a condition denied where the passage states none
+        ("The 3B model reaches its utilization without gradient checkpointing.", False),
+    ],
+)
+def test_with_and_without_one_thing_is_a_pair_not_a_negation(claim: str, said: bool) -> None:
+    passage = (
+        "The 3B model is trained with gradient checkpointing on 64 chips. Its utilization is 58.9% "
+        "without the cache or 61.4% with it, well above the 42.0% of the 1B baseline."
+    )
+    assert stated(claim, passage) is said
