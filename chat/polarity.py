@@ -580,6 +580,19 @@ def numbers_compared(claim: str, passage: str) -> str | None:
         return None
     _, left, right = sides[0]
     mine = _values(claim)[1]
+    own = [v for v in mine if v.unit not in ("word", "±")]
+    if (
+        len(own) == 2
+        and _comparable(*own)
+        and own[0].unit == own[1].unit
+        and own[1].start - own[0].start <= 3
+    ):
+        # the claim gives each side its number side by side ("75.2 versus 66.6", "75.2 against
+        # 66.6 GFLOPs"): the numbers are checked as numbers, and the comparison must be theirs
+        said = 1 if own[0].value > own[1].value else -1
+        if word in _QUALITY or said == way or own[0].value == own[1].value:
+            return None  # which way is better is not sure
+        return f"the passage gives {own[0].text} against {own[1].text}"
     toks = _tokens(passage)
     found: dict[str, list[tuple[int, _Value]]] = {"left": [], "right": []}
     for v in _values(passage)[1]:

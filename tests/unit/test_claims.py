@@ -1418,3 +1418,21 @@ def test_with_and_without_one_thing_is_a_pair_not_a_negation(claim: str, said: b
         "without the cache or 61.4% with it, well above the 42.0% of the 1B baseline."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # a claim giving each side its number is held to its own numbers' order, not the passage's others
+        ("The sparse kernel performs more GFLOPs than the dense one, 81.4 versus 70.2.", True),
+        ("The sparse kernel needs less memory traffic than the dense one, 3.9 GB against 38.5 GB.", True),
+        ("The sparse kernel performs fewer GFLOPs than the dense one, 81.4 versus 70.2.", False),
+        ("The sparse kernel needs more memory traffic than the dense one, 3.9 GB against 38.5 GB.", False),
+    ],
+)
+def test_a_comparison_with_both_numbers_follows_them(claim: str, said: bool) -> None:
+    passage = (
+        "Kernel Dense Sparse GFLOPs 70.2 81.4 Memory traffic (GB) 38.5 3.9 Runtime (ms) 44.0 6.1 "
+        "Figure 3: the dense and the sparse kernel on one layer; block sizes 2 4 8 16."
+    )
+    assert stated(claim, passage) is said
