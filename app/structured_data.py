@@ -71,13 +71,15 @@ def breadcrumb_list(site: Site, crumbs: Sequence[tuple[str, str]]) -> JsonLd:
     }
 
 
+def _main_entity(site: Site, path: str, kind: str, fragment: str) -> JsonLd:
+    """The node a page is about: its type, an ``@id`` other nodes can point to, and the page's URL."""
+    url = site.url(path)
+    return {"@type": kind, "@id": f"{url}#{fragment}", "url": url, "mainEntityOfPage": url}
+
+
 def scholarly_article(site: Site, paper: PaperDetail) -> JsonLd:
-    url = site.url(paper.path)
     node: JsonLd = {
-        "@type": "ScholarlyArticle",
-        "@id": url + "#article",
-        "url": url,
-        "mainEntityOfPage": url,
+        **_main_entity(site, paper.path, "ScholarlyArticle", "article"),
         "headline": paper.title[:110],
         "name": paper.title,
         "abstract": paper.abstract,
@@ -104,7 +106,6 @@ def scholarly_article(site: Site, paper: PaperDetail) -> JsonLd:
 
 
 def person(site: Site, profile: ResearcherProfile) -> JsonLd:
-    url = site.url(profile.path)
     same_as = []
     if profile.orcid:
         same_as.append(f"https://orcid.org/{profile.orcid}")
@@ -113,12 +114,9 @@ def person(site: Site, profile: ResearcherProfile) -> JsonLd:
     if profile.semantic_scholar_id:
         same_as.append(f"https://www.semanticscholar.org/author/{profile.semantic_scholar_id}")
     node: JsonLd = {
-        "@type": "Person",
-        "@id": url + "#person",
-        "url": url,
+        **_main_entity(site, profile.path, "Person", "person"),
         "name": profile.name,
         "description": f"{profile.name}: {profile.papers} papers in this archive.",
-        "mainEntityOfPage": url,
     }
     if same_as:
         node["sameAs"] = same_as
@@ -132,11 +130,8 @@ def person(site: Site, profile: ResearcherProfile) -> JsonLd:
 
 
 def organization(site: Site, institution: InstitutionDetail) -> JsonLd:
-    url = site.url(institution.path)
     node: JsonLd = {
-        "@type": "Organization",
-        "@id": url + "#organization",
-        "url": url,
+        **_main_entity(site, institution.path, "Organization", "organization"),
         "name": institution.name,
     }
     if institution.aliases or institution.acronyms:
