@@ -29,6 +29,8 @@ _NEGATION = re.compile(
     # "no more than three", "not only": a bound and an addition, not negations
     r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b)"
     r"|\b(?:never|neither|nor|without|except|apart from|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # a predicate denied by its prefix: "independent of" is "does not depend on"
+    r"|\b(?:independent|irrespective|regardless)\s+of\b"
     # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
     r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
     # what is left to future work is not done ("we leave X to future work")

@@ -1436,3 +1436,19 @@ def test_a_comparison_with_both_numbers_follows_them(claim: str, said: bool) -> 
         "Figure 3: the dense and the sparse kernel on one layer; block sizes 2 4 8 16."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # "independent of" denies a dependence as "does not depend on" does
+        ("The memory cost per token does not depend on the batch size.", True),
+        ("The memory cost per token depends on the batch size.", False),
+    ],
+)
+def test_independent_of_is_a_negation(claim: str, said: bool) -> None:
+    passage = (
+        "The cache needs 2(LD) floats per token, so the memory cost per token is independent of the "
+        "batch size. It grows linearly with the number of layers L."
+    )
+    assert stated(claim, passage) is said
