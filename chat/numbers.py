@@ -22,8 +22,9 @@ _GLUED_UNIT = (
     r"(?:[KMGTP]i?B|[KMGTP]b|ms|us|μs|ns|sec|secs|min|mins|hrs?|h|[kMG]?Hz|[TPG]?FLOPS|[TPG]?FLOPs|"
     r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
 )
+# "540b" is 540B as PaLM's authors write it; "2022b" (a cited year) and "Figure 4b" are not sizes.
 NUMBER = re.compile(
-    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b)?"
+    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b|(?<!(?:19|20)\d\d)b\b)?"
     rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
 )
 NOT_A_VALUE = re.compile(

@@ -460,6 +460,16 @@ def test_a_scale_after_a_is_a_number() -> None:
     assert not stated(claim.replace("a thousand", "a million"), passage)
 
 
+def test_a_size_in_lower_case_is_the_scale_letter() -> None:
+    from chat.numbers import values
+
+    found = values("the 7b and 70b models (Lee et al. 2021b), see Figure 3b")[1]
+    assert [(v.text, v.value) for v in found] == [("7b", 7e9), ("70b", 70e9)]
+    passage = "The 7b model reaches 31% accuracy, whereas the 70b model reaches 58%."
+    assert stated("The 70B model reaches 58%.", passage)
+    assert not stated("The 7B model reaches 58%.", passage)
+
+
 def test_a_spelled_number_of_two_words_is_read() -> None:
     from chat.numbers import values
 
