@@ -76,7 +76,13 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     key = table.rows[row].key
     if key is not None and same(key, value):
         return True, ""  # the row's name
+    if any(same(size, value) for size in _column_sizes(table).values()):
+        return True, ""  # a column's name ("PaLM 540B")
     column = _pick(list(table.columns), _near(claim, value)) if table.columns else None
+    if column is None:  # the one column whose size the claim states
+        sizes = _column_sizes(table)
+        named = {i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)}
+        column = named.pop() if len(named) == 1 else None
     if column is not None and column < len(cells) and _kin(cells[column], value):
         cell = cells[column]
         if _holds(cell, value):
@@ -91,6 +97,12 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     return False, ""
 
 
+def _column_sizes(table: Table) -> dict[int, Value]:
+    """The sizes that name columns ("PaLM 540B"), by column."""
+    sized = ((i, values(name)[1]) for i, name in enumerate(table.columns) if _SIZE.search(name))
+    return {i: found[-1] for i, found in sized if found and found[-1].unit == "scale"}
+
+
 def _near(claim: str, value: Value) -> set[str]:
     """The claim's words about ``value``: its clause, between the numbers before and after it ("a
     peak learning rate of 1e-4 and a global batch of 4M": "global batch" is the 4M's)."""
@@ -101,7 +113,9 @@ def _near(claim: str, value: Value) -> set[str]:
     toks = tokens(claim)
     cut = [i for i in range(lo, value.start) if words[i] in _BREAKS or toks[i].endswith((",", ";"))]
     lo = cut[-1] + 1 if cut else lo
-    stop = next((i for i in range(value.start, hi) if words[i] in _BREAKS or toks[i].endswith(";")), hi)
+    stop = next(
+        (i for i in range(value.start, hi) if words[i] in _BREAKS or toks[i].endswith((",", ";"))), hi
+    )
     return terms(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
 
 
@@ -221,6 +235,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     columns = _columns(header, k, width)
     if not columns and len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
         columns = tuple(header[-k:])  # a caption before the header: the labels' heading ends it
+    if not columns:
+        columns = _sized_columns(toks, labels[0][0], k)
     return Table(built, columns)
 
 
@@ -234,6 +250,30 @@ _LABEL_HEADINGS = frozenset(
 
 _PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
 _ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
+
+
+_SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")
+
+
+def _sized_columns(toks: Sequence[str], end: int, k: int) -> tuple[str, ...]:
+    """Columns named by models and their sizes, before the labels' heading ("PaLM 8B PaLM 62B PaLM
+    540B Chinchilla Gopher Model …"): ``k`` capitalised names, some followed by a size, or ()."""
+    heading = max((i for i in range(end) if set(term_list(toks[i])) & _LABEL_HEADINGS), default=None)
+    if heading is None:
+        return ()
+    found: list[str] = []
+    i = heading - 1
+    while i >= 0 and len(found) < k:
+        if _SIZE.fullmatch(toks[i]) and i and toks[i - 1][:1].isupper():
+            found.append(f"{toks[i - 1]} {toks[i]}")
+            i -= 2
+        elif toks[i][:1].isupper() and toks[i].isalpha():
+            found.append(toks[i])
+            i -= 1
+        else:
+            break
+    sized = any(" " in name for name in found)
+    return tuple(reversed(found)) if len(found) == k and sized else ()
 
 
 def _one_column(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:

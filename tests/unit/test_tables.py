@@ -170,3 +170,31 @@ def test_a_table_of_one_column_is_read_and_prose_is_not() -> None:
 )
 def test_a_claim_is_held_against_the_row_of_a_one_column_table(claim: str, said: bool) -> None:
     assert check_claim(claim, ONE_COLUMN).supported is said
+
+
+# models and their sizes as the columns, tasks as the rows
+SIZED = (
+    "Mistral 7B Mistral 22B Falcon Pythia Model Size (B) 7 22 40 12 ARC easy 0-shot 71.2 78.9 70.0 "
+    "64.1 OpenBookQA 0-shot 40.6 46.8 44.2 38.0 SciQ 0-shot 92.3 95.1 93.8 90.4 Average 68.0 73.6 "
+    "69.3 64.2 Table 6: Zero-shot results."
+)
+
+
+def test_columns_named_by_models_and_their_sizes_are_read() -> None:
+    table = read(SIZED)
+    assert table is not None
+    assert table.columns == ("Mistral 7B", "Mistral 22B", "Falcon", "Pythia")
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Mistral 22B scores 46.8 on zero-shot OpenBookQA.", True),
+        ("Mistral 22B has the best average, 73.6, ahead of Falcon at 69.3.", True),
+        # the other size's cell, another model's cell
+        ("Mistral 22B scores 40.6 on zero-shot OpenBookQA.", False),
+        ("Falcon scores 95.1 on zero-shot SciQ.", False),
+    ],
+)
+def test_a_claim_is_held_against_the_column_its_model_names(claim: str, said: bool) -> None:
+    assert check_claim(claim, SIZED).supported is said
