@@ -630,20 +630,34 @@ _PARTS = re.compile(r";|,?\s*\b(?:whereas|while|but)\b", re.IGNORECASE)
 _CLAUSES = re.compile(r"[,;:()\[\]]|\b(?:and|whereas|while|but|which|that|who)\b", re.IGNORECASE)
 
 
+def _contrasted(text: str) -> list[str]:
+    """The clauses "whereas", "while", "but" or ";" join, or "and" between two comparisons ("faster in
+    the forward pass and slower in the backward pass")."""
+    parts = _PARTS.split(text)
+    if len(parts) >= 2:
+        return parts
+    halves = re.split(r",?\s*\band\b", text)
+    compared = [h for h in halves if _directions(h)]
+    return halves if len(compared) >= 2 else parts
+
+
 def clause_swapped(claim: str, window: str) -> str | None:
     """ "LED adds a pre-training objective" against "LED and PRIMERA handle long inputs, and PRIMERA
     adds a pre-training objective": the clause of the passage's sentence that says most of what a part
     of the claim says (its parts: the clauses "whereas", "while", "but" or ";" join) is said of another
     name (its own, or the nearest before it: "Wikipedia, which is identical …"), and the claim's name
     stands in a clause of the sentence that says less of it."""
-    if len(_PARTS.split(claim)) < 2 or len(_PARTS.split(window)) < 2:
+    if len(_contrasted(claim)) < 2 or len(_contrasted(window)) < 2:
         return None  # only two contrasted clauses, in the claim and in the passage
-    for part in _PARTS.split(claim):  # "larger batches help early, while smaller ones help later"
+    for part in _contrasted(claim):  # "larger batches help early, while smaller ones help later"
         said = terms(part)
-        overlap, clause = max(((len(said & terms(c)), c) for c in _PARTS.split(window)), key=lambda r: r[0])
+        overlap, clause = max(((len(said & terms(c)), c) for c in _contrasted(window)), key=lambda r: r[0])
         swapped = antonym(said, terms(clause)) if overlap >= 3 else None
         if swapped:
             return f"the passage says {word(swapped[1], clause)!r} here, not {word(swapped[0], part)!r}"
+        way, theirs = _directions(part), _directions(clause)
+        if overlap >= 3 and len(way) == 1 and theirs == {-next(iter(way))}:
+            return f"the passage compares the other way where it says {clause.strip()!r}"
     every = names(window, anywhere=True)
     mine = [n for n in names(claim, anywhere=True) if holds_name(window, n)]
     if not mine or not every:

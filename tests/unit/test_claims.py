@@ -1462,3 +1462,25 @@ def test_independent_of_is_a_negation(claim: str, said: bool) -> None:
         "batch size. It grows linearly with the number of layers L."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        (
+            "The fused kernel is a little faster than cuDNN at inference and a little slower in training.",
+            True,
+        ),
+        # the two clauses' directions exchanged
+        (
+            "The fused kernel is a little slower than cuDNN at inference and a little faster in training.",
+            False,
+        ),
+    ],
+)
+def test_two_comparisons_joined_by_and_keep_their_directions(claim: str, said: bool) -> None:
+    passage = (
+        "On the A100 the fused kernel is a little faster than cuDNN at inference and a little slower "
+        "than cuDNN in training, because it recomputes the attention matrix in the backward pass."
+    )
+    assert stated(claim, passage) is said
