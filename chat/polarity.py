@@ -319,16 +319,18 @@ def _clause_stating(claim: str, window: str) -> str | None:
     words that join clauses), or None."""
     mine = _values(claim)[1]
     toks = _tokens(window)
+    depth, ends = 0, []  # a comma inside brackets ("mAP@[.5, .95]") ends no clause
+    for t in toks:
+        depth = max(0, depth + t.count("[") + t.count("(") - t.count("]") - t.count(")"))
+        ends.append(t[-1] in ",;:." and not depth)
     for v in _values(window)[1]:
         if not any(_same(v, m) or _rounds_to(v, m) for m in mine if m.unit != "word"):
             continue
         lo = v.start
-        while (
-            lo > 0 and toks[lo - 1][-1] not in ",;:." and toks[lo].lower() not in ("while", "whereas", "but")
-        ):
+        while lo > 0 and not ends[lo - 1] and toks[lo].lower() not in ("while", "whereas", "but"):
             lo -= 1
         hi = v.start
-        while hi < len(toks) - 1 and toks[hi][-1] not in ",;:.":
+        while hi < len(toks) - 1 and not ends[hi]:
             hi += 1
         return " ".join(toks[lo : hi + 1])
     return None
