@@ -330,7 +330,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
             or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
         )
-        if not stated_as and value.unit == "word":
+        if not stated_as and (value.unit == "word" or (value.unit == "-" and value.text[0].isalpha())):
             # A count in words the passage does not write ("four baselines" for a list of four, "a
             # randomly chosen one") is wrong only where the passage counts the same thing otherwise.
             counted = _attached(claim_tokens, value.start) - _GENERIC
@@ -339,6 +339,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
                 for v in passage_values
                 if _comparable(v, value) and counted & _attached(passage_tokens, v.start)
             ]
+            other.sort(key=lambda v: v.unit != value.unit)  # a count in words ("five-point") first
             if other:
                 return f"where the passage says this it gives {other[0].text}, not {value.text}"
             continue

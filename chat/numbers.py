@@ -150,11 +150,13 @@ def tokens(text: str) -> list[str]:
 
 
 def number_word(word: str) -> float | None:
-    """ "four" is 4, "twenty-four" 24."""
+    """ "four" is 4, "twenty-four" 24, "five-point" 5 (a count glued to what it counts)."""
     head, _, tail = word.partition("-")
     if tail and head in _WORDS_AS_NUMBERS and tail in _WORDS_AS_NUMBERS:
         tens, ones = _WORDS_AS_NUMBERS[head], _WORDS_AS_NUMBERS[tail]
         return float(tens + ones) if tens % 10 == 0 and 20 <= tens <= 90 and ones < 10 else None
+    if tail.isalpha() and head in _WORDS_AS_NUMBERS and head not in ("one", "single"):
+        return float(_WORDS_AS_NUMBERS[head])
     return float(_WORDS_AS_NUMBERS[word]) if word in _WORDS_AS_NUMBERS else None
 
 
@@ -202,7 +204,9 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             found_values.append(Value(spelled * scale, "scale", len(words), said))
             skip = i + 1
         elif spelled is not None:
-            found_values.append(Value(spelled, "word", len(words), word))
+            # a count glued to what it counts ("five-point") is a modifier, compared only with its like
+            glued = "-" in word and number_word(word.partition("-")[2]) is None
+            found_values.append(Value(spelled, "-" if glued else "word", len(words), word))
         words.append(word)
     return words, [v for v in found_values if not math.isnan(v.value)]
 

@@ -470,6 +470,17 @@ def test_a_size_in_lower_case_is_the_scale_letter() -> None:
     assert not stated("The 7B model reaches 58%.", passage)
 
 
+def test_a_spelled_count_glued_to_what_it_counts_is_read() -> None:
+    from chat.numbers import values
+
+    assert [(v.text, v.value) for v in values("a three-layer encoder and a one-shot prompt")[1]] == [
+        ("three-layer", 3.0)
+    ]
+    passage = "Annotators gave 312 five-point ratings over three sessions."
+    assert stated("Annotators gave five-point ratings.", passage)
+    assert not stated("Annotators gave seven-point ratings.", passage)
+
+
 def test_a_spelled_number_of_two_words_is_read() -> None:
     from chat.numbers import values
 
