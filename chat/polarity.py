@@ -657,8 +657,8 @@ def clause_swapped(claim: str, window: str) -> str | None:
         swapped = antonym(said, terms(clause)) if overlap >= 3 else None
         if swapped:
             return f"the passage says {word(swapped[1], clause)!r} here, not {word(swapped[0], part)!r}"
-        way, theirs = _directions(part), _directions(clause)
-        if overlap >= 3 and len(way) == 1 and theirs == {-next(iter(way))}:
+        way, their_way = _directions(part), _directions(clause)
+        if overlap >= 3 and len(way) == 1 and their_way == {-next(iter(way))}:
             return f"the passage compares the other way where it says {clause.strip()!r}"
     every = names(window, anywhere=True)
     mine = [n for n in names(claim, anywhere=True) if holds_name(window, n)]
