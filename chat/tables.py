@@ -201,9 +201,10 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     lengths = Counter(b - a for a, b in runs if b - a >= 2)
     if not lengths:
         return None
-    k, count = lengths.most_common(1)[0]
+    k = lengths.most_common(1)[0][0]
     rows = [(a, b) for a, b in runs if b - a == k]
-    if k < 2 or count < 3 or len(rows) < 3:
+    # two rows make a table only when long: prose does not run ten numbers together
+    if k < 2 or len(rows) < (2 if k >= _LONG_ROW else 3):
         return None
     labels: list[tuple[int, int]] = []
     previous_end = {b: a for a, b in runs}
@@ -237,6 +238,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         columns = tuple(header[-k:])  # a caption before the header: the labels' heading ends it
     if not columns:
         columns = _sized_columns(toks, labels[0][0], k)
+    if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
+        columns = _paired_columns(toks, header, k)
     return Table(built, columns)
 
 
@@ -250,6 +253,21 @@ _LABEL_HEADINGS = frozenset(
 
 _PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
 _ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
+
+
+_LONG_ROW = 6  # numbers a row of a two-row table holds at the least
+# the caption's name of a cell and its bracketed partner: "F1 (exact match)", "BLEU (chrF)"
+_PAIR = re.compile(r"\b([A-Z][\w-]*)\s*\(([A-Za-z][\w -]{0,30})\)")
+
+
+def _paired_columns(toks: Sequence[str], header: Sequence[str], k: int) -> tuple[str, ...]:
+    """Columns of two cells each, the second in brackets ("SQuAD … 86.5 (78.5)"), named by the
+    header's last ``k / 2`` words and the caption's pair ("F1 (exact match)"), or ()."""
+    pair = _PAIR.search(" ".join(toks))
+    if k % 2 or len(header) < k // 2 or pair is None:
+        return ()
+    first, second = pair.group(1), pair.group(2).strip()
+    return tuple(f"{name} {metric}" for name in header[-(k // 2) :] for metric in (first, second))
 
 
 _SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")

@@ -198,3 +198,31 @@ def test_columns_named_by_models_and_their_sizes_are_read() -> None:
 )
 def test_a_claim_is_held_against_the_column_its_model_names(claim: str, said: bool) -> None:
     assert check_claim(claim, SIZED).supported is said
+
+
+# two rows, each cell followed by its bracketed partner, named in the caption
+PAIRED = (
+    "NQ HotpotQA FEVER Fusion 52.4 (44.1) 61.0 (49.5) 88.2 (85.0) Cascade 47.9 (40.3) 55.6 (46.2) "
+    "84.7 (80.9) Table 5: Accuracy (macro F1) of the two readers on three datasets."
+)
+
+
+def test_a_two_row_table_of_bracketed_pairs_is_read() -> None:
+    table = read(PAIRED)
+    assert table is not None
+    assert [r.label for r in table.rows] == ["Fusion", "Cascade"]
+    assert table.columns[:2] == ("NQ Accuracy", "NQ macro F1")
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Cascade has a macro F1 of 46.2 on HotpotQA.", True),
+        ("Fusion reaches 88.2 accuracy on FEVER.", True),
+        # the bracketed partner for the main cell, another dataset's partner
+        ("Fusion reaches 85.0 accuracy on FEVER.", False),
+        ("Cascade has a macro F1 of 40.3 on HotpotQA.", False),
+    ],
+)
+def test_a_claim_is_held_against_the_cell_of_a_bracketed_pair(claim: str, said: bool) -> None:
+    assert check_claim(claim, PAIRED).supported is said
