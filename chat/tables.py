@@ -70,6 +70,10 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         row = _pick(labels, mine)
     if row is None:
         row = _by_cell(claim, table, value)
+    if row is None:  # the label named last before the number; of its rows, one that holds it
+        named = _named_before(claim, labels, value)
+        twins = [i for i, label in enumerate(labels) if named is not None and label == labels[named]]
+        row = next((i for i in twins if any(_holds(c, value) for c in table.rows[i].cells)), named)
     if row is None:
         return False, ""
     cells = table.rows[row].cells
@@ -117,6 +121,22 @@ def _near(claim: str, value: Value) -> set[str]:
         (i for i in range(value.start, hi) if words[i] in _BREAKS or toks[i].endswith((",", ";"))), hi
     )
     return terms(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
+
+
+def _named_before(claim: str, labels: Sequence[str], value: Value) -> int | None:
+    """Of the labels the number's clause names in full, the one named last before the number
+    ("Primer needed 3.8K hours to match the original T5's perplexity": Primer's), or None."""
+    words = values(claim)[0]
+    near = _near(claim, value)
+    best: tuple[int, int] | None = None
+    for i, label in enumerate(labels):
+        mine = terms(label) - _NO_LABEL
+        if not mine or not mine <= near:
+            continue
+        at = max((j for j in range(value.start) if set(term_list(words[j])) & mine), default=-1)
+        if at >= 0 and (best is None or at > best[0]):  # the first of a repeated label
+            best = (at, i)
+    return best[1] if best else None
 
 
 def _named(label: str) -> bool:

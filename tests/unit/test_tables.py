@@ -226,3 +226,22 @@ def test_a_two_row_table_of_bracketed_pairs_is_read() -> None:
 )
 def test_a_claim_is_held_against_the_cell_of_a_bracketed_pair(claim: str, said: bool) -> None:
     assert check_claim(claim, PAIRED).supported is said
+
+
+# a label repeated over rows that differ by their cells
+REPEATED_LABELS = (
+    "Model Steps TPU Hours PPLX Baseline 1M 12.0K 9.40 Mixer 310K 4.1K 9.40 Mixer 1M 13.3K 8.95 "
+    "Table 2: Steps and accelerator hours to reach a target perplexity."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # two rows named in one clause: each number is the row's named last before it
+        ("Mixer needed 4.1K hours to match the baseline's perplexity of 9.40.", True),
+        ("Mixer needed 12.0K hours to match the baseline's perplexity of 9.40.", False),
+    ],
+)
+def test_the_row_named_last_before_a_number_is_its_row(claim: str, said: bool) -> None:
+    assert check_claim(claim, REPEATED_LABELS).supported is said
