@@ -85,8 +85,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     column = _pick(list(table.columns), _near(claim, value)) if table.columns else None
     if column is None:  # the one column whose size the claim states
         sizes = _column_sizes(table)
-        named = {i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)}
-        column = named.pop() if len(named) == 1 else None
+        sized = {i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)}
+        column = sized.pop() if len(sized) == 1 else None
     if column is not None and column < len(cells) and _kin(cells[column], value):
         cell = cells[column]
         if _holds(cell, value):
