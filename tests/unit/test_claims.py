@@ -481,6 +481,23 @@ def test_a_spelled_count_glued_to_what_it_counts_is_read() -> None:
     assert not stated("Annotators gave seven-point ratings.", passage)
 
 
+def test_a_section_whose_mark_was_lost_is_no_value() -> None:
+    from chat.numbers import values
+
+    words, found = values(
+        "similar to the results presented in 3. We train in 3 stages, as in 4.2. It fell to 3."
+    )
+    assert [(words[v.start - 1], words[v.start + 1 : v.start + 2]) for v in found] == [
+        ("in", ["stages"]),
+        ("to", []),
+    ]
+    passage = (
+        "Precision, recall and F1 were 61.2, 48.0 and 53.8, respectively; these are close to the "
+        "supervised figures presented in 5."
+    )
+    assert stated("F1 was 53.8, close to the supervised figures.", passage)
+
+
 def test_a_spelled_number_of_two_words_is_read() -> None:
     from chat.numbers import values
 
