@@ -34,7 +34,7 @@ NOT_A_VALUE = re.compile(
     r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
     r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
     r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])|"  # an enumeration: "(3) A controlled lab study"
-    r"(?:(?<=\bin )|(?<=\bsee ))\d{1,2}(?:\.\d)?(?=\.(?:\s|$))"  # a section whose "§" was lost: "presented in 3."
+    r"(?:(?<=\bin )|(?<=\bsee ))\d{1,2}(?:\.\d)?(?=\.(?:\s|$))"  # a section without its "§": "in 3."
 )
 # "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
 _CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
