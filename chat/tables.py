@@ -29,6 +29,12 @@ _MAX_HEADER = 12  # words of a header whose first word names the labels' column
 _ENDS_ROW = re.compile(r"[^\w\s(]+\d")  # "→512": a mark before a number
 _BREAKS = frozenset(["and", "while", "whereas", "but", "than", "versus", "vs"])  # a clause's ends
 _SPANS = _BREAKS | {"against", "compared", "over", "to", "from"}  # … or a claim's turn to another row
+_LONG_ROW = 6  # numbers a row of a two-row table holds at the least
+_ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
+_PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
+_SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")
+# the caption's name of a cell and its bracketed partner: "F1 (exact match)", "BLEU (chrF)"
+_PAIR = re.compile(r"\b([A-Z][\w-]*)\s*\(([A-Za-z][\w -]{0,30})\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +86,11 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     key = table.rows[row].key
     if key is not None and same(key, value):
         return True, ""  # the row's name
-    if any(same(size, value) for size in _column_sizes(table).values()):
+    sizes = _column_sizes(table)
+    if any(same(size, value) for size in sizes.values()):
         return True, ""  # a column's name ("PaLM 540B")
     column = _pick(list(table.columns), _near(claim, value)) if table.columns else None
     if column is None:  # the one column whose size the claim states
-        sizes = _column_sizes(table)
         sized = {i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)}
         column = sized.pop() if len(sized) == 1 else None
     if column is not None and column < len(cells) and _kin(cells[column], value):
@@ -271,15 +277,6 @@ _LABEL_HEADINGS = frozenset(
 )
 
 
-_PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
-_ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
-
-
-_LONG_ROW = 6  # numbers a row of a two-row table holds at the least
-# the caption's name of a cell and its bracketed partner: "F1 (exact match)", "BLEU (chrF)"
-_PAIR = re.compile(r"\b([A-Z][\w-]*)\s*\(([A-Za-z][\w -]{0,30})\)")
-
-
 def _paired_columns(toks: Sequence[str], header: Sequence[str], k: int) -> tuple[str, ...]:
     """Columns of two cells each, the second in brackets ("SQuAD … 86.5 (78.5)"), named by the
     header's last ``k / 2`` words and the caption's pair ("F1 (exact match)"), or ()."""
@@ -288,9 +285,6 @@ def _paired_columns(toks: Sequence[str], header: Sequence[str], k: int) -> tuple
         return ()
     first, second = pair.group(1), pair.group(2).strip()
     return tuple(f"{name} {metric}" for name in header[-(k // 2) :] for metric in (first, second))
-
-
-_SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")
 
 
 def _sized_columns(toks: Sequence[str], end: int, k: int) -> tuple[str, ...]:
