@@ -117,12 +117,8 @@ for _name, _reader, _source, _help in FILE_COMMANDS:
     show_default=True,
     help="Most records a --query imports.",
 )
-@click.option(
-    "--sort-by",
-    type=click.Choice(["relevance", "lastUpdatedDate", "submittedDate"]),
-    default="relevance",
-    show_default=True,
-    help="Order of --query results.",
+@out.choice(
+    "--sort-by", ["relevance", "lastUpdatedDate", "submittedDate"], "relevance", "Order of --query results."
 )
 def arxiv_command(ids: tuple[str, ...], search_query: str | None, max_results: int, sort_by: SortBy) -> None:
     """Import papers from the arXiv API by id (1706.03762, hep-th/9901001v2 …) or by --query.

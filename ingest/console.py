@@ -4,10 +4,12 @@ opens, progress bars and summaries on the terminal (rich), the exit status when 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
+import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -26,7 +28,13 @@ from ingest.sources import open_text
 from settings import get_settings
 
 console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
 MAX_ERRORS_SHOWN = 50
+
+
+def choice(flag: str, choices: Sequence[str], default: str, help: str) -> Callable[[F], F]:
+    """An option that takes one of ``choices`` (shown with its default in ``--help``)."""
+    return click.option(flag, type=click.Choice(list(choices)), default=default, show_default=True, help=help)
 
 
 def catalogue() -> Engine:

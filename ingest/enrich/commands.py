@@ -45,19 +45,12 @@ def _print_stage(summary: StageSummary, seconds: float) -> None:
 
 
 @click.command("enrich")
-@click.option(
-    "--source",
-    type=click.Choice(["openalex", "semanticscholar", "all"]),
-    default="all",
-    show_default=True,
-    help="Which source to ask.",
-)
-@click.option(
+@out.choice("--source", ["openalex", "semanticscholar", "all"], "all", "Which source to ask.")
+@out.choice(
     "--only",
-    type=click.Choice(["papers", "researchers", "all"]),
-    default="all",
-    show_default=True,
-    help="Papers (citations, authorships, affiliations), researchers (profiles), or both.",
+    ["papers", "researchers", "all"],
+    "all",
+    "Papers (citations, authorships, affiliations), researchers (profiles), or both.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many papers / researchers per stage.")
 @click.option(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from sqlalchemy import Engine, and_, or_, select, update
 from sqlalchemy.orm import Session
@@ -98,26 +98,20 @@ def due_researchers(session: Session, source: str, cutoff: dt.datetime, limit: i
     return list(session.execute(query).scalars())
 
 
+@dataclass
 class Enricher:
     """Runs the stages against one catalogue with the given clients (either may be None)."""
 
-    def __init__(
-        self,
-        engine: Engine,
-        *,
-        openalex: OpenAlexClient | None = None,
-        semanticscholar: SemanticScholarClient | None = None,
-        matcher: Matcher | None = None,
-        refresh_days: int = 30,
-        batch_size: int = 50,
-    ) -> None:
-        self.engine = engine
-        self.openalex = openalex
-        self.semanticscholar = semanticscholar
-        self.matcher = matcher
-        self.refresh_days = refresh_days
-        self.batch_size = batch_size
-        self._writer = engine.execution_options(sqlite_begin="IMMEDIATE")
+    engine: Engine
+    _: KW_ONLY
+    openalex: OpenAlexClient | None = None
+    semanticscholar: SemanticScholarClient | None = None
+    matcher: Matcher | None = None
+    refresh_days: int = 30
+    batch_size: int = 50
+
+    def __post_init__(self) -> None:
+        self._writer = self.engine.execution_options(sqlite_begin="IMMEDIATE")
 
     # -- selection -------------------------------------------------------------------------------
 
