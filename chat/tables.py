@@ -34,6 +34,8 @@ _ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentenc
 _PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
 _SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")
 # the caption's name of a cell and its bracketed partner: "F1 (exact match)", "BLEU (chrF)"
+# words that lead a caption's name of a column without naming it ("and the number of layers")
+_CAPTION_FILLER = frozenset(["and", "the", "a", "an", "number", "of", "we", "report", "list", "is", "are"])
 _PAIR = re.compile(r"\b([A-Z][\w-]*)\s*\(([A-Za-z][\w -]{0,30})\)")
 
 
@@ -48,6 +50,7 @@ class Row:
 class Table:
     rows: tuple[Row, ...]
     columns: tuple[str, ...]  # a heading per cell; empty when the header could not be read
+    spelled: tuple[str, ...] = ()  # a heading's words in the caption ("attention heads" for "#H"), or ""
 
 
 @lru_cache(maxsize=256)
@@ -57,7 +60,22 @@ def read(text: str) -> Table | None:
     toks = tokens(text)
     at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     runs = _runs(len(words), at)
-    return _labelled(toks, at, runs) or _numbered(toks, at, runs) or _one_column(toks, at, runs)
+    table = _labelled(toks, at, runs) or _numbered(toks, at, runs) or _one_column(toks, at, runs)
+    if table is None or not table.columns:
+        return table
+    return Table(table.rows, table.columns, tuple(_spelled_out(text, c) for c in table.columns))
+
+
+def _spelled_out(text: str, heading: str) -> str:
+    """What the caption calls a column it names in brackets ("the number of attention heads (#H)":
+    "attention heads"), or "": up to four words back to a comma or an "and"."""
+    found = re.search(r"([^,;:()]{1,80})\(\s*" + re.escape(heading) + r"\s*\)", text)
+    if found is None:
+        return ""
+    words = found.group(1).split()[-_MAX_LABEL:]
+    while words and words[0].lower() in _CAPTION_FILLER:
+        words = words[1:]
+    return " ".join(words)
 
 
 def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
@@ -90,6 +108,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     if any(same(size, value) for size in sizes.values()):
         return True, ""  # a column's name ("PaLM 540B")
     column = _pick(list(table.columns), _near(claim, value)) if table.columns else None
+    if column is None and any(table.spelled):  # "attention heads" for "#H"
+        column = _pick(list(table.spelled), _near(claim, value))
     if column is None:  # the one column whose size the claim states
         sized = {i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)}
         column = sized.pop() if len(sized) == 1 else None
@@ -98,6 +118,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         if _holds(cell, value):
             return True, ""
         label, header = table.rows[row].label, table.columns[column]
+        if table.spelled and table.spelled[column]:
+            header = f"{header} ({table.spelled[column]})"
         return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
     if any(_holds(c, value) for c in cells):
         return True, ""

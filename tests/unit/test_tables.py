@@ -245,3 +245,31 @@ REPEATED_LABELS = (
 )
 def test_the_row_named_last_before_a_number_is_its_row(claim: str, said: bool) -> None:
     assert check_claim(claim, REPEATED_LABELS).supported is said
+
+
+# headings the caption spells out in words, with the heading in brackets after them
+ABBREVIATED = (
+    "Model #B #A W 300M 12 8 1024 2B 16 24 2560 9B 36 32 4096 Table 4: Architectures. We list the "
+    "number of transformer blocks (#B), the number of attention heads (#A) and the hidden width (W)."
+)
+
+
+def test_a_caption_spells_out_the_headings_it_brackets() -> None:
+    table = read(ABBREVIATED)
+    assert table is not None
+    assert table.columns == ("#B", "#A", "W")
+    assert table.spelled == ("transformer blocks", "attention heads", "hidden width")
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The 2B model has 24 attention heads.", True),
+        ("The 9B model stacks 36 transformer blocks.", True),
+        # a cell of the same row, in the column the caption names otherwise
+        ("The 2B model has 16 attention heads.", False),
+        ("The 9B model stacks 32 transformer blocks.", False),
+    ],
+)
+def test_a_claim_is_held_against_the_column_the_caption_names(claim: str, said: bool) -> None:
+    assert check_claim(claim, ABBREVIATED).supported is said
