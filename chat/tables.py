@@ -94,6 +94,10 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         row = _pick(labels, mine)
     if row is None:
         row = _by_cell(claim, table, value)
+    if row is None:  # several rows named ("ELMo does better than BERT, 60.2 against 55.3")
+        held = _held_by_named(claim, table, value)
+        if held is not None:
+            return held
     if row is None:  # the label named last before the number; of its rows, one that holds it
         named = _named_before(claim, labels, value)
         twins = [i for i, label in enumerate(labels) if named is not None and label == labels[named]]
@@ -127,6 +131,27 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     if others:
         return True, f"the table gives {value.text} for {_name(table, others[0])}, not {_name(table, row)}"
     return False, ""
+
+
+def _held_by_named(claim: str, table: Table, value: Value) -> tuple[bool, str] | None:
+    """Where the claim names several rows and one column: whether one of those rows holds the value
+    in that column; None when it names fewer rows or no one column."""
+    mine = terms(claim)
+    named = [i for i, r in enumerate(table.rows) if terms(r.label) - _NO_LABEL <= mine and terms(r.label)]
+    if len(named) < 2 or not table.columns:
+        return None
+    column = _pick(list(table.columns), _near(claim, value))
+    if column is None:
+        column = _pick(list(table.columns), mine)
+    cells = [
+        table.rows[i].cells[column] for i in named if column is not None and column < len(table.rows[i].cells)
+    ]
+    if column is None or len(cells) < len(named) or not all(_kin(c, value) for c in cells):
+        return None
+    if any(_holds(c, value) for c in cells):
+        return True, ""
+    said = ", ".join(f"{_name(table, i)} {c.text}" for i, c in zip(named, cells, strict=True))
+    return True, f"the table gives {said} for {table.columns[column]}, not {value.text}"
 
 
 def _column_sizes(table: Table) -> dict[int, Value]:

@@ -273,3 +273,24 @@ def test_a_caption_spells_out_the_headings_it_brackets() -> None:
 )
 def test_a_claim_is_held_against_the_column_the_caption_names(claim: str, said: bool) -> None:
     assert check_claim(claim, ABBREVIATED).supported is said
+
+
+# two rows, both named by a comparing claim, cells paired with a bracketed partner
+COMPARED = (
+    "Alpha Beta Gamma Delta Ranger 71.2 (60.1) 44.5 (30.2) 52.8 (41.7) 38.9 (25.0) "
+    "Seeker 69.4 (58.3) 47.1 (33.9) 50.2 (40.8) 41.6 (27.4) "
+    "Table 5: Accuracy (exact match) of the two agents trained on Alpha and tested on all four."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("On Delta, Seeker does better than Ranger, 41.6 accuracy against 38.9.", True),
+        ("On Gamma, Ranger does better than Seeker, 52.8 accuracy against 50.2.", True),
+        # another column's cell for a row the claim names
+        ("On Delta, Seeker does better than Ranger, 47.1 accuracy against 38.9.", False),
+    ],
+)
+def test_a_claim_naming_two_rows_is_held_against_their_cells_in_its_column(claim: str, said: bool) -> None:
+    assert check_claim(claim, COMPARED).supported is said
