@@ -69,8 +69,7 @@ def names(text: str, *, anywhere: bool = False) -> list[str]:
             continue
         if _ORDINAL.fullmatch(name):  # "won the 1st place": a rank, not a name
             continue
-        plain = name.isalpha() and name[0].isupper() and name[1:].islower()
-        if plain and not _is_proper(text, match.start()):
+        if plain(name) and not _is_proper(text, match.start()):
             continue
         found.append(name)
     return list(dict.fromkeys(found))

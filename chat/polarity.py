@@ -359,7 +359,7 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
             continue  # "neither A nor B" is one negation
         at = len(text[: match.start()].split())
         near = terms(" ".join(words[max(0, at - 2) : at + 6]))
-        governed = terms(" ".join(re.split(r"[,;:.!?]", text[match.end() :])[0].split()[:3]))
+        governed = _governed(text, match.end())
         if cue == "without":
             # a condition negates only what follows it ("improvements without introducing
             # parameters" does not deny the improvements), and not when it repeats one stated before
@@ -392,7 +392,7 @@ def paired(text: str) -> set[str]:
     for m in _NEGATION.finditer(text):
         if m.group().lower() != "without":
             continue
-        governed = terms(" ".join(re.split(r"[,;:.!?]", text[m.end() :])[0].split()[:3]))
+        governed = _governed(text, m.end())
         for w in _WITH.finditer(text):
             said = w.group(1)
             if said.split()[0].lower() in _PRONOUNS or terms(said) & governed:
@@ -403,11 +403,12 @@ def paired(text: str) -> set[str]:
 def denied(text: str) -> set[str]:
     """The words a negation of ``text`` governs: the first few after each cue ("cannot be applied
     to variable …" denies "applied", "variable")."""
-    return {
-        t
-        for m in _NEGATION.finditer(text)
-        for t in terms(" ".join(re.split(r"[,;:.!?]", text[m.end() :])[0].split()[:3]))
-    }
+    return {t for m in _NEGATION.finditer(text) for t in _governed(text, m.end())}
+
+
+def _governed(text: str, end: int) -> set[str]:
+    """The words a negation ending at ``end`` governs: up to three, within its clause."""
+    return terms(" ".join(re.split(r"[,;:.!?]", text[end:])[0].split()[:3]))
 
 
 _CONTRAST = re.compile(r"unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from")
