@@ -186,15 +186,15 @@ def _check(
     def fail(kind: str, reason: str) -> ClaimCheck:
         return ClaimCheck("not_stated", kind, reason, passage[span[0] : span[1]], span)
 
-    if max(shares) < SUPPORTED_WORDS and not (cosines and max(cosines) >= SUPPORTED_COSINE):
+    table = _read_table(passage)
+    # a table's row and column say what a number is of: its names need not stand beside it (nor
+    # its words: "bits per byte" is the caption's), and a row named "None" (no retriever) denies nothing
+    tabled = bool(table and _table_confirms(claim, table))
+    if max(shares) < SUPPORTED_WORDS and not (cosines and max(cosines) >= SUPPORTED_COSINE) and not tabled:
         return fail("unsupported", "the passage does not say this")
     problem = _numbers(claim, passage, window.text)
     if problem:
         return fail("number", problem)
-    table = _read_table(passage)
-    # a table's row and column say what a number is of: its names need not stand beside it, and a
-    # row named "None" (no retriever) denies nothing
-    tabled = bool(table and _table_confirms(claim, table))
     problem = None if tabled else entities(claim, window.text, passage, shares[best], context, lead)
     if problem is None and not tabled:
         problem = modifier_swapped(claim, window.text, passage)

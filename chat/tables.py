@@ -4,10 +4,13 @@ held against the cell of the row and column the claim names.
 PDF text gives a table as its header words, then each row: a label and its cells ("Model Layers …
 ViT-Base 12 768 3072 12 86M ViT-Large 24 …"), or the label as the row's first number ("Model #L #H
 … 125M 12 12 768 6.0e−4 0.5M 350M 24 …"). Rows are found by their shape (runs of as many numbers,
-each after its label); columns only where the header has exactly one word for each column (and
-for each column of labels), with group headings over equal spans ("Top-20 Top-100" over ten
-dataset columns). Where the shape is not that clear, nothing is read: the claim is then judged by
-the words around its number, as prose is.
+each after its label); columns where the header has one word for each column (and for each
+column of labels), with group headings over equal spans ("Top-20 Top-100" over ten dataset
+columns), or where the words after the labels' heading make exactly as many headings of several
+words ("Hidden size D", "# of Heads", "PaLM 540B", "7B Baseline (Ours)"), perhaps repeated under
+group headings before it ("0-shot 1-shot Task PaLM 8B PaLM 62B PaLM 8B PaLM 62B"); a caption's
+words for a bracketed heading ("attention heads (#H)") name it too. Where the shape is not that
+clear, nothing is read: the claim is then judged by the words around its number, as prose is.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
 
-from chat.numbers import Value, comparable, rounds_to, same, tokens, values
+from chat.numbers import Value, comparable, number_word, rounds_to, same, tokens, values
 from retrieval.evidence import term_list, terms
 
 _MAX_LABEL = 4  # words of a row's label
@@ -84,7 +87,7 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     not hold the value while no other row does either."""
     if not _whole(tokens(claim), value):
         return False, ""  # a number inside a name ("COCO+07+12")
-    mine = terms(claim)
+    mine = _terms(claim)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
     labels = [r.label for r in table.rows]
@@ -111,17 +114,22 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     sizes = _column_sizes(table)
     if any(same(size, value) for size in sizes.values()):
         return True, ""  # a column's name ("PaLM 540B")
-    column = _pick(list(table.columns), _near(claim, value)) if table.columns else None
-    if column is None and any(table.spelled):  # "attention heads" for "#H"
+    # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
+    listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
+    column = _pick(list(table.columns), _near(claim, value)) if table.columns and not listed else None
+    if column is None and any(table.spelled) and not listed:  # "attention heads" for "#H"
         column = _pick(list(table.spelled), _near(claim, value))
+    if column is None and table.columns and len(values(claim)[1]) == 1:
+        # the claim's one number: its whole sentence names the column ("Under top-k sampling on
+        # SQuAD, DetectGPT obtains 0.94")
+        column = _pick(list(table.columns), mine)
     if column is None:  # the one column whose size the claim states
-        sized = {i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)}
-        column = sized.pop() if len(sized) == 1 else None
+        column = _sized_column(claim, table, value, sizes, mine)
     if column is not None and column < len(cells) and _kin(cells[column], value):
         cell = cells[column]
         if _holds(cell, value):
             return True, ""
-        label, header = table.rows[row].label, table.columns[column]
+        label, header = _name(table, row), table.columns[column]
         if table.spelled and table.spelled[column]:
             header = f"{header} ({table.spelled[column]})"
         return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
@@ -136,7 +144,7 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
 def _held_by_named(claim: str, table: Table, value: Value) -> tuple[bool, str] | None:
     """Where the claim names several rows and one column: whether one of those rows holds the value
     in that column; None when it names fewer rows or no one column."""
-    mine = terms(claim)
+    mine = _terms(claim)
     named = [i for i, r in enumerate(table.rows) if terms(r.label) - _NO_LABEL <= mine and terms(r.label)]
     if len(named) < 2 or not table.columns:
         return None
@@ -152,6 +160,21 @@ def _held_by_named(claim: str, table: Table, value: Value) -> tuple[bool, str] |
         return True, ""
     said = ", ".join(f"{_name(table, i)} {c.text}" for i, c in zip(named, cells, strict=True))
     return True, f"the table gives {said} for {table.columns[column]}, not {value.text}"
+
+
+def _sized_column(
+    claim: str, table: Table, value: Value, sizes: dict[int, Value], mine: set[str]
+) -> int | None:
+    """The column whose size the claim states; of several ("0-shot PaLM 540B", "Few-shot PaLM
+    540B"), the one the number's clause names, else the one the claim names."""
+    sized = sorted({i for i, size in sizes.items() for v in values(claim)[1] if same(size, v)})
+    if len(sized) <= 1:
+        return sized[0] if sized else None
+    headings = [table.columns[i] for i in sized]
+    among = _pick(headings, _near(claim, value))
+    if among is None:
+        among = _pick(headings, mine)
+    return None if among is None else sized[among]
 
 
 def _column_sizes(table: Table) -> dict[int, Value]:
@@ -173,7 +196,7 @@ def _near(claim: str, value: Value) -> set[str]:
     stop = next(
         (i for i in range(value.start, hi) if words[i] in _BREAKS or toks[i].endswith((",", ";"))), hi
     )
-    return terms(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
+    return _terms(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
 
 
 def _named_before(claim: str, labels: Sequence[str], value: Value) -> int | None:
@@ -308,9 +331,22 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     header = list(toks[header_start : labels[0][0]])
     columns = _columns(header, k, width)
     if not columns and len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
-        columns = tuple(header[-k:])  # a caption before the header: the labels' heading ends it
+        # a caption before the header: the labels' heading ends it, perhaps after group headings
+        columns = _grouped_before(header, k) or tuple(header[-k:])
     if not columns:
         columns = _sized_columns(toks, labels[0][0], k)
+    if not columns:
+        # headings of several words, sizes among them ("PaLM 8B PaLM 62B", "7.5B Retro")
+        sized_start = max(
+            (
+                b
+                for b, a in previous_end.items()
+                if b <= labels[0][0] and not (b - a == 1 and _SIZE.fullmatch(toks[a]))
+            ),
+            default=0,
+        )
+        wide = list(toks[sized_start : labels[0][0]])
+        columns = _grouped_before(wide, k) or _after_heading(wide, k)
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
         columns = _paired_columns(toks, header, k)
     return Table(built, columns)
@@ -320,8 +356,87 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
 # such a heading and the first row are more than one per column, a heading may be of several words
 # ("Frame Accuracy WER") or the first label longer than the others: nothing is read.
 _LABEL_HEADINGS = frozenset(
-    term_list("model method task dataset system approach setting name parser architecture benchmark language")
+    term_list(
+        "model method task dataset system approach setting name parser architecture benchmark language subset"
+    )
 )
+
+
+def _grouped_before(header: Sequence[str], k: int) -> tuple[str, ...]:
+    """Group headings before the labels' heading and the same headings repeated under each group
+    after it ("XSum SQuAD WritingPrompts Method top-p top-k top-p top-k top-p top-k", "0-shot 1-shot
+    Few-shot Task PaLM 8B PaLM 62B PaLM 540B PaLM 8B …"); the first row's label may have lost a word
+    or two to the header ("log" of "log p(x)")."""
+    for extra in range(3):
+        at = _heading_at(header[: len(header) - extra])
+        if at is None:
+            continue
+        names = header[at + 1 : len(header) - extra]
+        for g in _GROUPS:
+            span = len(names) // g
+            if (
+                k % g
+                or len(names) % g
+                or at < g
+                or [w.lower() for w in names] != [w.lower() for w in names[:span]] * g
+            ):
+                continue
+            under = _segmented(names[:span], k // g)
+            if under:
+                groups = header[at - g : at]
+                return tuple(f"{groups[i // len(under)]} {under[i % len(under)]}" for i in range(k))
+    return ()
+
+
+def _heading_at(header: Sequence[str]) -> int | None:
+    """Where the labels' column's heading stands in a header, or None."""
+    return max((i for i, w in enumerate(header) if set(term_list(w)) & _LABEL_HEADINGS), default=None)
+
+
+_JOINS = frozenset(["of", "per", "in", "at", "for"])  # "# of Heads", "Time per step"
+_PULLS = frozenset(["#", "%", "w/o", "no."])  # a heading's first word that the next one completes
+
+
+def _segmented(words: Sequence[str], k: int) -> tuple[str, ...]:
+    """``k`` headings of one or more words ("Layers Hidden size D MLP size Heads Params", "Layers # of
+    Heads dmodel # of Parameters (in billions)", "7B Baseline (Ours) GPT-3 … 7.5B Retro", "PaLM 8B
+    PaLM 62B"), or () when the words do not give ``k``: a lower-case word or a one-letter symbol
+    completes a capitalised heading, "#" and "of" take the word after them, a bracket belongs to the
+    heading before it, and a model's size to its name (after it, or before it where the first word
+    is a size)."""
+    sizes_lead = bool(words) and bool(_SIZE.fullmatch(words[0]))
+    out: list[str] = []
+    pull = closed = False
+    depth = 0
+    for word in words:
+        lower = word.lower()
+        if depth or (word.startswith("(") and out):
+            depth = max(0, depth + word.count("(") - word.count(")"))
+            out[-1] += f" {word}"
+        elif pull and out:
+            out[-1] += f" {word}"
+            pull, closed = lower in _JOINS, lower not in _JOINS
+        elif lower in _JOINS and out:
+            out[-1] += f" {word}"
+            pull = True
+        elif _SIZE.fullmatch(word) and not sizes_lead and out and not closed:
+            out[-1] += f" {word}"
+            closed = True
+        elif out and not closed and (word.islower() or len(word) == 1) and out[-1][:1].isupper():
+            out[-1] += f" {word}"
+        else:
+            out.append(word)
+            pull = lower in _PULLS or bool(sizes_lead and _SIZE.fullmatch(word))
+            closed = False
+    return tuple(out) if len(out) == k else ()
+
+
+def _after_heading(header: Sequence[str], k: int) -> tuple[str, ...]:
+    """The header's words after the labels' heading, as ``k`` headings of one or more words, or ()."""
+    at = _heading_at(header)
+    if at is None or len(header) - at - 1 <= k:
+        return ()
+    return _segmented(header[at + 1 :], k)
 
 
 def _paired_columns(toks: Sequence[str], header: Sequence[str], k: int) -> tuple[str, ...]:
@@ -409,8 +524,26 @@ def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
         if not g:
             return tuple(names)
         groups, span = header[len(header) - k - g : len(header) - k], k // g
+        if any(set(term_list(w)) & _LABEL_HEADINGS for w in groups):
+            continue  # the labels' heading stands between the groups and the columns
         return tuple(f"{groups[i // span]} {names[i]}" for i in range(k))
     return ()
+
+
+def _terms(text: str) -> set[str]:
+    """A text's terms, and its hyphened words whole: "top-k" and "top-p" are told apart, and
+    "zero-shot" is "0-shot"."""
+    out = terms(text)
+    for word in text.split():
+        word = re.sub(r"['’]s$", "", word.strip(".,;:()")).lower()
+        head, dash, tail = word.partition("-")
+        if not (dash and head and tail):
+            continue
+        out.add(word)
+        n = 0.0 if head == "zero" else number_word(head)
+        if n is not None:
+            out.add(f"{int(n)}-{tail}")
+    return out
 
 
 def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int | None:
@@ -418,7 +551,7 @@ def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int 
     ``whole``), or None."""
     scored = []
     for i, label in enumerate(labels):
-        words = terms(label) - _NO_LABEL
+        words = _terms(label) - _NO_LABEL
         if not words:
             continue
         # "Multi" is said "multiple"
