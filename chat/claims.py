@@ -36,6 +36,7 @@ from chat.names import names as _names
 from chat.number_binding import (
     IN_PLACE_OF,
     assignment_gainsaid,
+    assignments,
     gainsaid,
     range_gainsaid,
     ranges,
@@ -316,7 +317,13 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     passage_shares = [share for _, _, share in ratios(passage)]
     ranged_claim = {e.start for pair in ranges(claim) for e in pair}
     table = _read_table(passage)
+    # a value the claim gives a symbol as the passage does ("p = 0.96") is stated, wherever it stands
+    agreed = {
+        v for name, said in assignments(claim).items() for v in said & assignments(passage).get(name, set())
+    }
     for value in checks:
+        if value.value in agreed:
+            continue
         if table:  # the cell of the row (and column) the claim names
             decided, why = _table_verdict(claim, table, value)
             if decided and why:

@@ -87,6 +87,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     not hold the value while no other row does either."""
     if not _whole(tokens(claim), value):
         return False, ""  # a number inside a name ("COCO+07+12")
+    if _SETTING.search(claim[: _offset(claim, value)]):
+        return False, ""  # a setting the claim states ("with p set to 0.96"), not a cell
     mine = _terms(claim)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
@@ -135,7 +137,12 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
     if any(_holds(c, value) for c in cells):
         return True, ""
-    others = [i for i, r in enumerate(table.rows) if any(_holds(c, value) for c in r.cells)]
+    mine_name = _name(table, row)  # rows the reader cannot tell from this one decide nothing
+    others = [
+        i
+        for i, r in enumerate(table.rows)
+        if any(_holds(c, value) for c in r.cells) and _name(table, i) != mine_name
+    ]
     if others:
         return True, f"the table gives {value.text} for {_name(table, others[0])}, not {_name(table, row)}"
     return False, ""
@@ -175,6 +182,21 @@ def _sized_column(
     if among is None:
         among = _pick(headings, mine)
     return None if among is None else sized[among]
+
+
+# a one-letter symbol given a value just before the number: "p set to", "k =", "with n of"
+_SETTING = re.compile(r"\b[A-Za-zα-ωΑ-Ω]\s*(?:=|set to|equal to|equals)\s*$")
+
+
+def _offset(claim: str, value: Value) -> int:
+    """Where the claim's ``value`` starts, in characters (its word position counted over tokens)."""
+    at = 0
+    for i, token in enumerate(tokens(claim)):
+        found = claim.find(token, at)
+        if i == value.start:
+            return max(found, 0)
+        at = found + len(token) if found >= 0 else at
+    return len(claim)
 
 
 def _column_sizes(table: Table) -> dict[int, Value]:
@@ -314,7 +336,10 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     width = min(widths, key=lambda w: (-widths[w], w)) if widths else 1
     if width < 1:
         return None
-    labels[0] = (max(0, rows[0][0] - width), rows[0][0])
+    first = max(0, rows[0][0] - width)
+    if toks[first].startswith("(") and first:  # "TriviaQA (EM)": a bracket alone names no row
+        first -= 1
+    labels[0] = (first, rows[0][0])
     built = tuple(
         Row(" ".join(toks[s:a]), tuple(at[i] for i in range(a, b)))
         for (s, a), (_, b) in zip(labels, rows, strict=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from chat.claims import check_claim
-from chat.tables import read
+from chat.numbers import values
+from chat.tables import Row, Table, read, verdict
 
 # a header word per column, group headings over equal spans, labels of one to three words
 GROUPED = (
@@ -375,3 +376,37 @@ DOMAINS = (
 )
 def test_a_claim_the_table_states_needs_not_share_its_words(claim: str, said: bool) -> None:
     assert check_claim(claim, DOMAINS).supported is said
+
+
+# the first row's label is a name and a bracket ("Alpha (F1)"), the other labels one word each
+BRACKETED_LABELS = (
+    "Task 0-shot 5-shot Alpha (F1) 21.0 30.2 Beta 33.1 40.8 Gamma 12.5 0.96 Delta 11.0 14.2 "
+    "Table 2: Scores with nucleus sampling, p = 0.96."
+)
+
+
+def test_a_first_label_is_not_a_bracket_alone() -> None:
+    table = read(BRACKETED_LABELS)
+    assert table is not None
+    assert [r.label for r in table.rows] == ["Alpha (F1)", "Beta", "Gamma", "Delta"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Zero-shot, the model scores 21.0 F1 on Alpha, against 33.1 on Beta.", True),
+        # a setting the claim states is not a cell of another row
+        ("With p = 0.96, the model scores 40.8 on Beta five-shot.", True),
+        ("Zero-shot, the model scores 33.1 F1 on Alpha.", False),
+    ],
+)
+def test_a_claim_on_bracketed_labels_and_a_setting(claim: str, said: bool) -> None:
+    assert check_claim(claim, BRACKETED_LABELS).supported is said
+
+
+def test_rows_that_cannot_be_told_apart_decide_nothing_between_them() -> None:
+    # two rows of one label and one first cell ("Big 400"): the number in the other is no reason
+    cells = [values("400 50 8192")[1], values("400 175 6144")[1]]
+    table = Table(tuple(Row("Big", tuple(c)) for c in cells), ())
+    claim = "The Big run with 50 layers has 6144 units."
+    assert verdict(claim, table, values(claim)[1][-1]) == (False, "")
