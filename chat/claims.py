@@ -503,7 +503,13 @@ def _margin(tokens: Sequence[str], at: int) -> bool:
     i = at - 1
     while i >= 0 and tokens[i].lower() in _HEDGES:
         i -= 1
-    return i >= 0 and tokens[i].lower() == "by"
+    # "formed by 100 batch updates", "divided by 4": "by" after a verb of making or dividing
+    return i >= 0 and tokens[i].lower() == "by" and not (i and _NOT_MARGINS.match(tokens[i - 1].lower()))
+
+
+_NOT_MARGINS = re.compile(
+    r"(?:form|compos|made|consist|construct|divid|multipl|follow|replac|given|defin|denot|represent)\w*$"
+)
 
 
 def _attached(tokens: Sequence[str], at: int) -> set[str]:

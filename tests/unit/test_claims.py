@@ -1525,3 +1525,20 @@ def test_two_comparisons_joined_by_and_keep_their_directions(claim: str, said: b
 def test_a_comma_inside_brackets_ends_no_clause(claim: str, said: bool) -> None:
     passage = "On the detection benchmark, DeiT-B has a 2.1% gain of AP@[.5, .95] over ViT-B, at equal cost."
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Each epoch consisted of 250 gradient steps.", True),
+        ("The corpus splits into shards of 64 documents.", True),
+        # a difference "by" a comparative verb is still one
+        ("Each epoch consisted of 12 gradient steps.", False),
+    ],
+)
+def test_by_after_a_verb_of_making_or_dividing_is_no_difference(claim: str, said: bool) -> None:
+    passage = (
+        "Training ran for 40 epochs, each one formed by 250 gradient steps, and the corpus was divided by "
+        "64 into shards of documents. The schedule improved accuracy by 12 points over the baseline."
+    )
+    assert stated(claim, passage) is said
