@@ -571,6 +571,17 @@ def _terms(text: str) -> set[str]:
     return out
 
 
+def _abbreviates(short: str, word: str) -> bool:
+    """ "multi" for "multiple" (the word's start, four letters or more); "avg" for "average", "acc"
+    for "accuracy" (three of its letters in order, from its first)."""
+    if len(short) < 3 or len(word) <= len(short) or short[0] != word[0] or not short.isalpha():
+        return False
+    if len(short) >= 4:
+        return word.startswith(short)
+    rest = iter(word)
+    return all(c in rest for c in short)
+
+
 def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int | None:
     """The one label whose words the claim says most of (all, for a label of one word, or when
     ``whole``), or None."""
@@ -580,7 +591,7 @@ def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int 
         if not words:
             continue
         # "Multi" is said "multiple"
-        said = {w for w in words if w in mine or (len(w) >= 4 and any(m.startswith(w) for m in mine))}
+        said = {w for w in words if w in mine or any(_abbreviates(w, m) for m in mine)}
         scored.append((len(said) / len(words), len(said), i))
     if not scored:
         return None

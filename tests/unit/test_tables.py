@@ -410,3 +410,21 @@ def test_rows_that_cannot_be_told_apart_decide_nothing_between_them() -> None:
     table = Table(tuple(Row("Big", tuple(c)) for c in cells), ())
     claim = "The Big run with 50 layers has 6144 units."
     assert verdict(claim, table, values(claim)[1][-1]) == (False, "")
+
+
+# a heading abbreviated ("Avg.") names the column a claim spells out ("average")
+ABBREVIATED_HEADING = (
+    "Method Alpha Beta Avg. Ranker 0.82 0.79 0.81 Probe 0.90 0.88 0.89 Likelihood 0.71 0.66 0.69 "
+    "Table 5: AUROC."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Probe's average AUROC is 0.89.", True),
+        ("Probe's average AUROC is 0.90.", False),
+    ],
+)
+def test_an_abbreviated_heading_names_its_column(claim: str, said: bool) -> None:
+    assert check_claim(claim, ABBREVIATED_HEADING).supported is said
