@@ -89,18 +89,18 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return False, ""  # a number inside a name ("COCO+07+12")
     if _SETTING.search(claim[: _offset(claim, value)]):
         return False, ""  # a setting the claim states ("with p set to 0.96"), not a cell
-    mine = _terms(claim)
+    mine, near = _terms(claim), _near(claim, value)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
     labels = [r.label for r in table.rows]
     if row is None:  # the row named in the number's clause, else in the claim
-        row = _pick(labels, _near(claim, value), whole=True)
+        row = _pick(labels, near, whole=True)
     if row is None:
         row = _pick(labels, mine)
     if row is None:
         row = _by_cell(claim, table, value)
     if row is None:  # several rows named ("ELMo does better than BERT, 60.2 against 55.3")
-        held = _held_by_named(claim, table, value)
+        held = _held_by_named(table, value, mine, near)
         if held is not None:
             return held
     if row is None:  # the label named last before the number; of its rows, one that holds it
@@ -118,15 +118,15 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return True, ""  # a column's name ("PaLM 540B")
     # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
     listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
-    column = _pick(list(table.columns), _near(claim, value)) if table.columns and not listed else None
+    column = _pick(list(table.columns), near) if table.columns and not listed else None
     if column is None and any(table.spelled) and not listed:  # "attention heads" for "#H"
-        column = _pick(list(table.spelled), _near(claim, value))
+        column = _pick(list(table.spelled), near)
     if column is None and table.columns and len(values(claim)[1]) == 1:
         # the claim's one number: its whole sentence names the column ("Under top-k sampling on
         # SQuAD, DetectGPT obtains 0.94")
         column = _pick(list(table.columns), mine)
     if column is None:  # the one column whose size the claim states
-        column = _sized_column(claim, table, value, sizes, mine)
+        column = _sized_column(claim, table, sizes, mine, near)
     if column is not None and column < len(cells) and _kin(cells[column], value):
         cell = cells[column]
         if _holds(cell, value):
@@ -137,25 +137,25 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
     if any(_holds(c, value) for c in cells):
         return True, ""
-    mine_name = _name(table, row)  # rows the reader cannot tell from this one decide nothing
+    this = _name(table, row)  # rows the reader cannot tell from this one decide nothing
     others = [
         i
         for i, r in enumerate(table.rows)
-        if any(_holds(c, value) for c in r.cells) and _name(table, i) != mine_name
+        if any(_holds(c, value) for c in r.cells) and _name(table, i) != this
     ]
     if others:
-        return True, f"the table gives {value.text} for {_name(table, others[0])}, not {_name(table, row)}"
+        return True, f"the table gives {value.text} for {_name(table, others[0])}, not {this}"
     return False, ""
 
 
-def _held_by_named(claim: str, table: Table, value: Value) -> tuple[bool, str] | None:
-    """Where the claim names several rows and one column: whether one of those rows holds the value
-    in that column; None when it names fewer rows or no one column."""
-    mine = _terms(claim)
+def _held_by_named(table: Table, value: Value, mine: set[str], near: set[str]) -> tuple[bool, str] | None:
+    """Where the claim (its words ``mine``, its number's clause ``near``) names several rows and one
+    column: whether one of those rows holds the value in that column; None when it names fewer rows
+    or no one column."""
     named = [i for i, r in enumerate(table.rows) if terms(r.label) - _NO_LABEL <= mine and terms(r.label)]
     if len(named) < 2 or not table.columns:
         return None
-    column = _pick(list(table.columns), _near(claim, value))
+    column = _pick(list(table.columns), near)
     if column is None:
         column = _pick(list(table.columns), mine)
     cells = [
@@ -170,7 +170,7 @@ def _held_by_named(claim: str, table: Table, value: Value) -> tuple[bool, str] |
 
 
 def _sized_column(
-    claim: str, table: Table, value: Value, sizes: dict[int, Value], mine: set[str]
+    claim: str, table: Table, sizes: dict[int, Value], mine: set[str], near: set[str]
 ) -> int | None:
     """The column whose size the claim states; of several ("0-shot PaLM 540B", "Few-shot PaLM
     540B"), the one the number's clause names, else the one the claim names."""
@@ -178,7 +178,7 @@ def _sized_column(
     if len(sized) <= 1:
         return sized[0] if sized else None
     headings = [table.columns[i] for i in sized]
-    among = _pick(headings, _near(claim, value))
+    among = _pick(headings, near)
     if among is None:
         among = _pick(headings, mine)
     return None if among is None else sized[among]
@@ -352,8 +352,7 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         return None
     if all(r.cells[0].unit == "scale" for r in built):  # "PaLM 8B …": the size names the row
         built = tuple(Row(r.label, r.cells, r.cells[0]) for r in built)
-    header_start = max((e for e in previous_end if e <= labels[0][0]), default=0)
-    header = list(toks[header_start : labels[0][0]])
+    header = _header(toks, previous_end, labels[0][0])
     columns = _columns(header, k, width)
     if not columns and len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
         # a caption before the header: the labels' heading ends it, perhaps after group headings
@@ -362,19 +361,25 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         columns = _sized_columns(toks, labels[0][0], k)
     if not columns:
         # headings of several words, sizes among them ("PaLM 8B PaLM 62B", "7.5B Retro")
-        sized_start = max(
-            (
-                b
-                for b, a in previous_end.items()
-                if b <= labels[0][0] and not (b - a == 1 and _SIZE.fullmatch(toks[a]))
-            ),
-            default=0,
-        )
-        wide = list(toks[sized_start : labels[0][0]])
+        wide = _header(toks, previous_end, labels[0][0], sizes_end_it=False)
         columns = _grouped_before(wide, k) or _after_heading(wide, k)
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
         columns = _paired_columns(toks, header, k)
     return Table(built, columns)
+
+
+def _header(
+    toks: Sequence[str], previous_end: dict[int, int], end: int, *, sizes_end_it: bool = True
+) -> list[str]:
+    """The words before the first row's label, back to the number before them (``previous_end`` maps
+    each run of numbers' end to its start); unless ``sizes_end_it``, a model's size alone is not that
+    number ("PaLM 8B PaLM 62B", "7.5B Retro")."""
+    ends = (
+        b
+        for b, a in previous_end.items()
+        if b <= end and (sizes_end_it or not (b - a == 1 and _SIZE.fullmatch(toks[a])))
+    )
+    return list(toks[max(ends, default=0) : end])
 
 
 # Headings of a table's column of labels ("Task Train Development Test"). Where the words between
