@@ -38,9 +38,6 @@ SortOrder = Literal["ascending", "descending"]
 Item = PaperRecord | RecordError
 
 
-API_URL = "https://export.arxiv.org/api/query"
-
-
 class ArxivApiError(HarvestError):
     """arXiv rejected a query, or answered with something that is not an Atom feed."""
 
