@@ -16,6 +16,7 @@ from sqlalchemy import CursorResult, Delete, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from accounts.models import PERSONAL_TABLES, ApiToken, Follow, Identity, Person
+from catalog.db import as_utc
 from catalog.models import Researcher
 from catalog.papers import PaperSummary
 from catalog.researchers import papers_by_researchers
@@ -38,13 +39,6 @@ class AccountError(ValueError):
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    # SQLite gives naive datetimes back; they were written in UTC.
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.UTC)
-    return value
 
 
 def _deleted(session: Session, statement: Delete) -> bool:
@@ -204,7 +198,7 @@ def person(session: Session, person_id: int) -> PersonView | None:
         row.email,
         row.researcher_id,
         row.feed_token_hash is not None,
-        _aware(row.created_at) or _now(),
+        as_utc(row.created_at) or _now(),
     )
 
 
@@ -219,8 +213,8 @@ def identities(session: Session, person_id: int) -> list[IdentityView]:
             r.issuer,
             r.subject,
             r.email,
-            _aware(r.created_at) or _now(),
-            _aware(r.last_used_at) or _now(),
+            as_utc(r.created_at) or _now(),
+            as_utc(r.last_used_at) or _now(),
         )
         for r in rows
     ]
@@ -333,9 +327,9 @@ def _token_view(row: ApiToken) -> TokenView:
         row.name,
         tuple(row.scopes.split()),
         row.hint,
-        _aware(row.created_at) or _now(),
-        _aware(row.expires_at),
-        _aware(row.last_used_at),
+        as_utc(row.created_at) or _now(),
+        as_utc(row.expires_at),
+        as_utc(row.last_used_at),
     )
 
 
@@ -361,10 +355,10 @@ def bearer(session: Session, secret: str) -> Bearer | None:
     if row is None:
         return None
     now = _now()
-    expires = _aware(row.expires_at)
+    expires = as_utc(row.expires_at)
     if expires is not None and expires <= now:
         return None
-    last = _aware(row.last_used_at)
+    last = as_utc(row.last_used_at)
     if last is None or now - last > _LAST_USED_EVERY:
         session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
     return Bearer(row.person_id, row.id, frozenset(row.scopes.split()))
@@ -402,7 +396,7 @@ def followed(session: Session, person_id: int) -> list[FollowedResearcher]:
         .where(Follow.person_id == person_id)
         .order_by(func.lower(Researcher.display_name), Researcher.id)
     ).all()
-    return [FollowedResearcher(r.id, r.display_name, _aware(r.created_at) or _now()) for r in rows]
+    return [FollowedResearcher(r.id, r.display_name, as_utc(r.created_at) or _now()) for r in rows]
 
 
 def followed_papers(session: Session, person_id: int, *, limit: int) -> list[PaperSummary]:

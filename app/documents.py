@@ -18,6 +18,7 @@ from app.site import Site
 from app.views.institutions import resolve
 from app.views.prose import ATTRIBUTION_PATH
 from catalog import arxiv_ids, researchers
+from catalog.db import as_utc
 from catalog.institutions import InstitutionFacts, InstitutionSummary, institution_researchers
 from catalog.listing import Page
 from catalog.papers import PaperDetail, PaperFacts, PaperSummary, paper_detail
@@ -205,12 +206,6 @@ class Institution(InstitutionFacts):
     markdown_url: str
 
 
-def utc(moment: dt.datetime | None) -> dt.datetime | None:
-    """A catalogue time as JSON states it: the catalogue keeps UTC without an offset (SQLite has no
-    time zones); the schema's ``date-time`` needs one."""
-    return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
-
-
 D = TypeVar("D")
 
 
@@ -291,7 +286,9 @@ def paper_document(site: Site, p: PaperDetail, full_text: FullTextState | None =
         Paper,
         p,
         authors=authors,
-        versions=[carry(Version, v, version=v.number, submitted_at=utc(v.submitted_at)) for v in p.versions],
+        versions=[
+            carry(Version, v, version=v.number, submitted_at=as_utc(v.submitted_at)) for v in p.versions
+        ],
         url=site.url(p.path),
         markdown_url=site.url(markdown_path(p.path)),
         full_text=full_text,

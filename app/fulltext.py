@@ -26,9 +26,10 @@ from sqlalchemy.orm import Session
 
 from app.auth.requester import Actor
 from app.auth.wiring import auth_state
-from app.documents import FullTextState, FullTextStateName, utc
+from app.documents import FullTextState, FullTextStateName
 from app.services import Services
 from catalog import arxiv_ids
+from catalog.db import as_utc
 from catalog.indexing import FullTextRow, full_text_row
 from catalog.urls import paper_path
 from coordination.limits import LimitExceeded
@@ -88,7 +89,7 @@ def document(row: FullTextRow) -> FullTextState:
         chunks=row.chunks if status == "done" else None,
         can_request=state in ("none", "failed"),
         paper_url=paper_path(row.arxiv_id, row.title),
-        updated_at=utc(row.updated_at) if row.updated_at else None,
+        updated_at=as_utc(row.updated_at),
     )
 
 

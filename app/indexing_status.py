@@ -11,9 +11,9 @@ from typing import Literal
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
-from app.documents import utc
 from app.services import Services
 from catalog import arxiv_ids
+from catalog.db import as_utc
 from catalog.indexing import IndexingProgress, PaperIndexStatus, failures, indexing_progress, paper_status
 
 
@@ -95,7 +95,7 @@ def _paper(s: PaperIndexStatus) -> PaperStatus:
         chunks=s.chunks,
         hidden_text_passages=s.hidden_text,
         abstract_indexed=s.abstract_indexed,
-        updated_at=utc(s.updated_at),
+        updated_at=as_utc(s.updated_at),
     )
 
 

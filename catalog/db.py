@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from alembic import command
 from alembic.config import Config
@@ -117,3 +117,13 @@ def as_date(value: dt.datetime | dt.date | str | None) -> dt.date | None:
     if isinstance(value, str):
         value = dt.datetime.fromisoformat(value)
     return value.date() if isinstance(value, dt.datetime) else value
+
+
+@overload
+def as_utc(value: dt.datetime) -> dt.datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+def as_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """A time read back from either backend, with its zone: SQLite returns the UTC the catalogue
+    wrote without one."""
+    return value.replace(tzinfo=dt.UTC) if value is not None and value.tzinfo is None else value

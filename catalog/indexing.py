@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Row, Select, func, select
 from sqlalchemy.orm import Session
 
+from catalog.db import as_utc
 from catalog.models import AbstractIndex, FullText, Paper
 
 STATUSES = ("queued", "running", "done", "failed")
@@ -144,9 +145,6 @@ def indexing_progress(
 
 
 def _status(row: Row[Any] | Any, *, abstract_indexed: bool) -> PaperIndexStatus:
-    updated = row.updated_at
-    if updated is not None and updated.tzinfo is None:  # SQLite returns naive UTC
-        updated = updated.replace(tzinfo=dt.UTC)
     return PaperIndexStatus(
         arxiv_id=row.arxiv_id,
         title=row.title,
@@ -157,7 +155,7 @@ def _status(row: Row[Any] | Any, *, abstract_indexed: bool) -> PaperIndexStatus:
         pages=row.pages,
         chunks=row.chunk_count,
         hidden_text=len(row.hidden_text or []),
-        updated_at=updated,
+        updated_at=as_utc(row.updated_at),
         abstract_indexed=abstract_indexed,
     )
 
@@ -167,9 +165,7 @@ def _per_minute(count: int, first: dt.datetime | None, now: dt.datetime) -> floa
     inside the window (dividing a fresh start by the whole window made the first ETAs far too long)."""
     if not count or first is None:
         return 0.0
-    if first.tzinfo is None:  # SQLite hands back naive UTC
-        first = first.replace(tzinfo=dt.UTC)
-    elapsed = min(RATE_WINDOW, max(now - first, MIN_RATE_SPAN))
+    elapsed = min(RATE_WINDOW, max(now - as_utc(first), MIN_RATE_SPAN))
     return count / (elapsed.total_seconds() / 60)
 
 
@@ -256,9 +252,6 @@ def full_text_row(session: Session, arxiv_id: str) -> FullTextRow | None:
     ).one_or_none()
     if row is None:
         return None
-    updated = row.updated_at
-    if updated is not None and updated.tzinfo is None:  # SQLite returns naive UTC
-        updated = updated.replace(tzinfo=dt.UTC)
     ahead = 0
     if row.status == "queued":
         # Jobs of one kind are claimed oldest first; a row's updated_at is when it was (re)queued.
@@ -279,6 +272,6 @@ def full_text_row(session: Session, arxiv_id: str) -> FullTextRow | None:
         reason=row.reason,
         pages=row.pages,
         chunks=row.chunk_count,
-        updated_at=updated,
+        updated_at=as_utc(row.updated_at),
         ahead=ahead,
     )

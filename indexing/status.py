@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import IntegrityError
 
-from catalog.db import transaction
+from catalog.db import as_utc, transaction
 from catalog.models import FullText, Paper
 from catalog.text import scrub
 
@@ -216,11 +216,10 @@ def unfinished(engine: Engine) -> list[Unfinished]:
             .join(Paper, Paper.id == FullText.paper_id)
             .where(FullText.status.in_(("queued", "running")))
         ).all()
-    out = []
-    for r in rows:
-        updated = r.updated_at if r.updated_at.tzinfo else r.updated_at.replace(tzinfo=dt.UTC)
-        out.append(Unfinished(r.paper_id, r.arxiv_id, r.status, r.attempts, r.source_path, updated))
-    return out
+    return [
+        Unfinished(r.paper_id, r.arxiv_id, r.status, r.attempts, r.source_path, as_utc(r.updated_at))
+        for r in rows
+    ]
 
 
 def fail_stale(engine: Engine, paper_id: int, reason: str) -> bool:
