@@ -37,7 +37,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from rapidfuzz import fuzz
 from sqlalchemy import ScalarResult, delete, or_, select, update
@@ -64,7 +63,6 @@ from people.writes import preferred_names
 ID_COLUMN = {OPENALEX: "openalex_id", SEMANTIC_SCHOLAR: "semantic_scholar_id"}
 IDENTITIES = ("orcid", "openalex_id", "semantic_scholar_id")
 ROLES = frozenset({"first", "middle", "last"})
-_PerResearcher = TypeVar("_PerResearcher", ResearcherInstitution, ResearcherEnrichment)
 
 
 # -- what a source says, in one shape for both sources ---------------------------------------------
@@ -475,19 +473,9 @@ class Merger:
         )
         # The merged person is shown under the most complete spelling of both (not the older row's).
         keep.display_name = preferred_names(session.connection(), [keep.id]).get(keep.id, keep.display_name)
-        held = {(r.institution_id, r.source) for r in _rows_of(session, ResearcherInstitution, keep.id)}
-        for row in _rows_of(session, ResearcherInstitution, gone_id):
-            if (row.institution_id, row.source) not in held:
-                session.add(
-                    ResearcherInstitution(
-                        researcher_id=keep.id,
-                        institution_id=row.institution_id,
-                        source=row.source,
-                        years=row.years,
-                    )
-                )
-        kept_sources = {r.source: r for r in _rows_of(session, ResearcherEnrichment, keep.id)}
-        for record in _rows_of(session, ResearcherEnrichment, gone_id):
+        # One profile a source: the survivor's, unless only the other one was found.
+        kept_sources = {r.source: r for r in _enrichments(session, keep.id)}
+        for record in _enrichments(session, gone_id):
             mine = kept_sources.get(record.source)
             if mine is None or (record.status == "found" and mine.status != "found"):
                 target = mine or ResearcherEnrichment(researcher_id=keep.id, source=record.source)
@@ -514,7 +502,7 @@ class Merger:
             f"{gone.display_name!r} shares {_shared(keep, gone)} with {keep.display_name!r}",
         )  # fmt: skip
         session.flush()
-        # Follows, "this is me" claims …
+        # Follows, "this is me" claims, affiliations over time (one the survivor holds is kept once) …
         move_researcher_references(session.connection(), [(gone_id, keep.id)])
         # A bulk delete: the ORM would otherwise null the FKs of authorships it still holds for ``gone``.
         session.execute(
@@ -560,11 +548,11 @@ class Merger:
                 self.counts.conflicts += 1
 
 
-def _rows_of(
-    session: Session, table: type[_PerResearcher], researcher_id: int
-) -> ScalarResult[_PerResearcher]:
-    """One researcher's rows of a table keyed by researcher (what a merge moves to the survivor)."""
-    return session.execute(select(table).where(table.researcher_id == researcher_id)).scalars()
+def _enrichments(session: Session, researcher_id: int) -> ScalarResult[ResearcherEnrichment]:
+    """One researcher's profiles, one a source."""
+    return session.execute(
+        select(ResearcherEnrichment).where(ResearcherEnrichment.researcher_id == researcher_id)
+    ).scalars()
 
 
 def _agrees(researcher: Researcher, incoming: dict[str, str | None]) -> bool:

@@ -614,7 +614,9 @@ def _site(engine: Engine) -> Iterator[TestClient[Any]]:
     get_settings.cache_clear()
 
 
-def test_a_merge_moves_follows_and_claims_to_the_survivor(engine: Engine, tmp_path: Path) -> None:
+def _namesakes(engine: Engine, tmp_path: Path) -> tuple[int, int]:
+    """Two researchers that one OpenAlex author id will merge (see :func:`_merge_namesakes`): the
+    one that survives (the lower id) and the one that goes."""
     _import_kaggle(
         engine,
         tmp_path,
@@ -623,30 +625,59 @@ def test_a_merge_moves_follows_and_claims_to_the_survivor(engine: Engine, tmp_pa
             _paper("2401.00003", "On notes", "Augusta Ada King", "math.HO"),
         ],
     )
+    with Session(engine) as s:
+        ids = sorted(_researcher(s, name).id for name in ("Ada Lovelace", "Augusta Ada King"))
+    return ids[0], ids[1]
+
+
+def _merge_namesakes(engine: Engine) -> None:
+    merger = Merger()
     with Session(engine) as s, s.begin():
-        first, second = s.execute(select(Paper.id).order_by(Paper.arxiv_id)).scalars().all()
-        ada = _researcher(s, "Ada Lovelace").id
-        king = _researcher(s, "Augusta Ada King").id
+        papers = s.execute(select(Paper.id).order_by(Paper.arxiv_id)).scalars().all()
+        for paper, name in zip(papers, ("Ada Lovelace", "Augusta Ada King"), strict=True):
+            facts = WorkFacts("openalex", f"W{paper}", 1, (AuthorFacts(0, name, "A7"),))
+            merger.paper(s, paper, "openalex", facts, NOW)
+    assert merger.counts.merged == 1
+
+
+def test_a_merge_moves_follows_and_claims_to_the_survivor(engine: Engine, tmp_path: Path) -> None:
+    keep, gone = _namesakes(engine, tmp_path)
+    with Session(engine) as s, s.begin():
         both, one = Person(display_name="Follows both"), Person(display_name="Follows the merged one")
-        one.researcher_id = max(ada, king)  # "this is me" on the id that goes away
+        one.researcher_id = gone  # "this is me" on the id that goes away
         s.add_all([both, one])
         s.flush()
         s.add_all(
             [
-                Follow(person_id=both.id, researcher_id=ada),
-                Follow(person_id=both.id, researcher_id=king),
-                Follow(person_id=one.id, researcher_id=max(ada, king)),
+                Follow(person_id=both.id, researcher_id=keep),
+                Follow(person_id=both.id, researcher_id=gone),
+                Follow(person_id=one.id, researcher_id=gone),
             ]
         )
         both_id, one_id = both.id, one.id
-    merger = Merger()
-    with Session(engine) as s, s.begin():
-        for paper, name in ((first, "Ada Lovelace"), (second, "Augusta Ada King")):
-            facts = WorkFacts("openalex", f"W{paper}", 1, (AuthorFacts(0, name, "A7"),))
-            merger.paper(s, paper, "openalex", facts, NOW)
-    assert merger.counts.merged == 1
-    keep = min(ada, king)
+    _merge_namesakes(engine)
     with Session(engine) as s:
         follows = s.execute(select(Follow.person_id, Follow.researcher_id).order_by(Follow.person_id)).all()
         assert [tuple(f) for f in follows] == [(both_id, keep), (one_id, keep)]
         assert s.execute(select(Person.researcher_id).where(Person.id == one_id)).scalar_one() == keep
+
+
+def test_a_merge_keeps_each_known_affiliation_once_on_the_survivor(engine: Engine, tmp_path: Path) -> None:
+    keep, gone = _namesakes(engine, tmp_path)
+    with Session(engine) as s, s.begin():
+        london, turin = Institution(name="London"), Institution(name="Turin")
+        s.add_all([london, turin])
+        s.flush()
+        known = [(keep, london, "1843"), (gone, london, "1840"), (gone, turin, "1842")]
+        s.add_all(
+            ResearcherInstitution(researcher_id=r, institution_id=i.id, source="openalex", years=[year])
+            for r, i, year in known
+        )
+        london_id, turin_id = london.id, turin.id
+    _merge_namesakes(engine)
+    with Session(engine) as s:
+        rows = [
+            (r.researcher_id, r.institution_id, r.years) for r in s.scalars(select(ResearcherInstitution))
+        ]
+    # The survivor's own years for the affiliation both held; the other's affiliation moves with its years.
+    assert sorted(rows) == sorted([(keep, london_id, ["1843"]), (keep, turin_id, ["1842"])])
