@@ -144,11 +144,17 @@ def finish_failed(engine: Engine, paper_id: int, run_id: str, reason: str) -> bo
 
 
 def _finish(engine: Engine, paper_id: int, run_id: str, **values: object) -> bool:
+    return _held_update(engine, paper_id, run_id, completions=FullText.completions + 1, stage=None, **values)
+
+
+def _held_update(engine: Engine, paper_id: int, run_id: str, /, **values: object) -> bool:
+    """Write ``values`` to the paper's row only while this run holds it (running, under ``run_id``);
+    False when it does not (any more)."""
     with _write(engine) as session:
         result = session.execute(
             update(FullText)
             .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(completions=FullText.completions + 1, stage=None, updated_at=_now(), **values)
+            .values(updated_at=_now(), **values)
         )
         return bool(result.rowcount)
 
@@ -160,35 +166,17 @@ def set_stage(engine: Engine, paper_id: int, run_id: str, stage: str) -> bool:
     """Record what the run holding the paper is doing now (one of :data:`STAGES`)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}")
-    with _write(engine) as session:
-        result = session.execute(
-            update(FullText)
-            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(stage=stage, updated_at=_now())
-        )
-        return bool(result.rowcount)
+    return _held_update(engine, paper_id, run_id, stage=stage)
 
 
 def requeue(engine: Engine, paper_id: int, run_id: str, reason: str) -> bool:
-    with _write(engine) as session:
-        result = session.execute(
-            update(FullText)
-            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(status="queued", stage=None, reason=clean_reason(reason), updated_at=_now())
-        )
-        return bool(result.rowcount)
+    return _held_update(engine, paper_id, run_id, status="queued", stage=None, reason=clean_reason(reason))
 
 
 def release(engine: Engine, paper_id: int, run_id: str) -> bool:
-    with _write(engine) as session:
-        result = session.execute(
-            update(FullText)
-            .where(FullText.paper_id == paper_id, FullText.run_id == run_id, FullText.status == "running")
-            .values(
-                status="queued", stage=None, attempts=FullText.attempts - 1, run_id=None, updated_at=_now()
-            )
-        )
-        return bool(result.rowcount)
+    return _held_update(
+        engine, paper_id, run_id, status="queued", stage=None, attempts=FullText.attempts - 1, run_id=None
+    )
 
 
 @dataclass(frozen=True, slots=True)
