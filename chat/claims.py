@@ -22,6 +22,7 @@ Each failure says which sentence of the passage the claim was held against, so t
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from chat.number_binding import (
     assignment_gainsaid,
     assignments,
     gainsaid,
+    list_spans,
     range_gainsaid,
     ranges,
     ratio_checks,
@@ -48,7 +50,7 @@ from chat.number_binding import (
 from chat.number_binding import joint_context as _joint_context
 from chat.number_binding import reach as _reach
 from chat.numbers import GREEK as _GREEK
-from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, normalise
+from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, heading_scale, normalise, shared_scale
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import in_table as _in_table
@@ -321,8 +323,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     agreed = {
         v for name, said in assignments(claim).items() for v in said & assignments(passage).get(name, set())
     }
+    spanned = list_spans(claim, passage)  # "from 62 to 121 days" for "(62, 74, 112, 121 days)"
     for value in checks:
-        if value.value in agreed:
+        if value.value in agreed or value.start in spanned:
             continue
         if table:  # the cell of the row (and column) the claim names
             decided, why = _table_verdict(claim, table, value)
@@ -336,6 +339,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             or [v for v in passage_values if _rounds_to(v, value)]
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
             or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
+            or _in_scaled_heading(passage, passage_values, value)
         )
         if not stated_as and (value.unit == "word" or (value.unit == "-" and value.text[0].isalpha())):
             # A count in words the passage does not write ("four baselines" for a list of four, "a
@@ -476,6 +480,16 @@ _GAINS = re.compile(
 )
 
 
+def _in_scaled_heading(passage: str, passage_values: Sequence[_Value], value: _Value) -> list[_Value]:
+    """The passage's bare numbers that state ``value`` ("70B") in the scale a heading gives them."""
+    scale = heading_scale(passage)
+    if not scale or value.unit not in ("scale", "-") or value.value < 1e3:  # "300B", "a 70B-parameter model"
+        return []
+    return [
+        v for v in passage_values if not v.unit and math.isclose(v.value * scale, value.value, rel_tol=1e-6)
+    ]
+
+
 def _version(tokens: Sequence[str], at: int, passage: str) -> bool:
     """The number at word ``at`` goes with the name before it, which the passage writes with it
     ("SQuAD 1.1" and "SQuAD1.1", "GPT 3.5" and "GPT-3.5")."""
@@ -522,6 +536,8 @@ def _attached(tokens: Sequence[str], at: int) -> set[str]:
     after = at + 1
     if after < len(tokens) and tokens[after].lower() in SCALE_NAMES:  # "11 billion parameters"
         token, after = tokens[after], after + 1
+    elif shared_scale(tokens, at):  # "24 and 26 billion tokens": the pair's noun is both numbers'
+        token, after = tokens[after + 2], after + 3
     if " ".join(tokens[after : after + 2]).lower() in IN_PLACE_OF and after + 2 < len(tokens):
         token, after = tokens[after + 2], after + 3  # "16 instead of 20 residual blocks"
     if alone or not re.search(r"[,;:.)\]]$", token):

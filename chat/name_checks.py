@@ -83,9 +83,15 @@ _NOT_KINDS = frozenset(
 )
 
 
+_LINE_BREAK = re.compile(
+    r"([a-z])- (?!(?:and|or|to|nor|as|vs|but)\b)([a-z]+)\b"
+)  # a word broken at a line's end
+
+
 def _pairs(text: str) -> dict[tuple[str, str], str]:
     """Two content words side by side ("soft targets", "CPU memory") as stems, with their text."""
     out = {}
+    text = _LINE_BREAK.sub(r"\1\2", text)  # "Predic- tive Reranking" is "Predictive Reranking"
     for part in re.split(r"[^\w\s'’-]+", text):
         words = part.split()
         for a, b in pairwise(words):
@@ -162,7 +168,11 @@ def _joined_from(name: str, claim: str, window: str, passage: str) -> bool:
 
 def _abbreviates(passage: str, name: str) -> bool:
     """``name`` begins with the initials of words the passage names ("NQ-trained": "Natural
-    Questions")."""
+    Questions"), or joins the heads of words it writes ("ResNet": "residual nets")."""
+    humps = re.fullmatch(r"(?:[A-Z][a-z]{2,}){2,}", name)
+    if humps:  # "ResNet": "residual nets"
+        parts = re.findall(r"[A-Z][a-z]+", name)
+        return re.search(r"\b" + r"\w*[\s-]+".join(p.lower() for p in parts), passage.lower()) is not None
     letters = re.match(r"[A-Z]{2,}(?![a-z])", name)
     if not letters:
         return False

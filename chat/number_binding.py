@@ -38,6 +38,7 @@ from chat.numbers import (
     normalise,
     number_word,
     parse,
+    rounds_to,
     same,
     tokens,
     values,
@@ -411,12 +412,36 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
     ("between 0 and 64" against "from 1 to 64")."""
     stated = ranges(passage)
     for a, b in ranges(claim):
-        if any(same(a, c) and same(b, d) for c, d in stated):
+        if any(_end(a, c) and _end(b, d) for c, d in stated):
             continue
         for c, d in stated:
-            if same(a, c) != same(b, d):
+            if _end(a, c) != _end(b, d):
                 return f"the passage gives the range {c.text} to {d.text}, not {a.text} to {b.text}"
     return None
+
+
+def _end(mine: Value, theirs: Value) -> bool:
+    """A range's end as the passage gives it, or rounded ("about 7 to 21 days" for "6.9-21.0")."""
+    return same(mine, theirs) or rounds_to(theirs, mine)
+
+
+def list_spans(claim: str, passage: str) -> set[int]:
+    """The positions of the claim's range ends that are the least and the greatest of a list the
+    passage gives ("from 62 to 121 days" for "(62, 74, 112, 121 days)")."""
+    found = [v for v in values(passage)[1] if v.unit != "word"]
+    runs: list[list[Value]] = []
+    for v in found:
+        if runs and v.start - runs[-1][-1].start <= 2 and comparable(v, runs[-1][-1]):
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    out: set[int] = set()
+    for a, b in ranges(claim):
+        for run in runs:
+            low, high = min(run, key=lambda v: v.value), max(run, key=lambda v: v.value)
+            if len(run) >= 3 and same(a, low) and same(b, high):
+                out |= {a.start, b.start}
+    return out
 
 
 # -- assignments ("β2 = 0.999", "k=0.9"): the number is the symbol's, whatever words stand around it ---

@@ -29,7 +29,7 @@ NUMBER = re.compile(
 )
 NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
-    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|[Ss]ection|[Ss]ec\.|[Cc]hapter|Eqs?\.|Equation|Appendix|Algorithm|Step"
+    r"(?:\b(?:Table|Tab\.|Figure|Fig\.|[Ss]ection|[Ss]ec\.|[Cc]hapter|Eqs?\.|Equation|Appendix|Algorithm|Step|Task"
     r"|Lemma|Theorem|Proposition|Corollary|Definition)|§)\s*\d+(?:\.\d+)*|"
     r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
     r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
@@ -136,9 +136,16 @@ _SHORT_FORMS = {"ppl": "perplexity", "params": "parameters", "acc": "accuracy"}
 _SHORT_FORM = re.compile(rf"\b({'|'.join(_SHORT_FORMS)})\b(?!\.\w)")
 
 
+# A footnote's letter on a table's cells ("71.3a 76.9 75.8a"): where two cells carry one, none is a size.
+_FOOTNOTED = re.compile(r"(?<![\w.])(\d+\.\d+)[a-f](?=[\s),;]|$)")
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
-    broken at a line's end joined, powers of ten written as one number, short forms spelled out."""
+    broken at a line's end joined, powers of ten written as one number, short forms spelled out,
+    footnote letters off."""
+    if len(_FOOTNOTED.findall(text)) >= 2:
+        text = _FOOTNOTED.sub(r"\1", text)
     text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m.group(1)], text)
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
     text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
@@ -187,6 +194,8 @@ def values(text: str) -> tuple[list[str], list[Value]]:
                 value, unit = parse(raw + ranged.group(2))
             if not unit and m.end() == len(token.rstrip(".,;:)]")) and nxt in _SCALE_WORDS:
                 value, unit, raw = value * _SCALE_WORDS[nxt], "scale", f"{raw} {nxt}"
+            elif not unit and m.end() == len(token) and (shared := shared_scale(toks, i)):
+                value, unit, raw = value * _SCALE_WORDS[shared], "scale", f"{raw} {shared}"
             if _DISPERSION.search(f"{before} {token[: m.start()]}"):
                 previous = found_values[-1] if found_values else None
                 if previous and not previous.unit and unit in ("%", "x") and previous.start >= len(words) - 2:
@@ -210,6 +219,30 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             found_values.append(Value(spelled, "-" if glued else "word", len(words), word))
         words.append(word)
     return words, [v for v in found_values if not math.isnan(v.value)]
+
+
+def shared_scale(toks: Sequence[str], i: int) -> str | None:
+    """The scale word a pair's second number carries for both: "24 and 26 billion", "3 to 5 million"."""
+    pair = [t.lower().strip(".,;:()[]") for t in toks[i + 1 : i + 4]]
+    if (
+        len(pair) == 3
+        and pair[0] in ("and", "or", "to")
+        and NUMBER.fullmatch(pair[1])
+        and pair[2] in _SCALE_WORDS
+    ):
+        return pair[2]
+    return None
+
+
+# A heading that gives its numbers' scale once: "Model Size (Billions of Parameters) 8 62 540", "(in M)".
+_SCALED_HEADING = re.compile(r"\((?:in )?(billions|millions|thousands|B|M|K)\b", re.IGNORECASE)
+_HEADING_SCALES = {"billions": 1e9, "b": 1e9, "millions": 1e6, "m": 1e6, "thousands": 1e3, "k": 1e3}
+
+
+def heading_scale(text: str) -> float | None:
+    """The scale a heading in ``text`` gives the numbers under it, or None."""
+    found = _SCALED_HEADING.search(text)
+    return _HEADING_SCALES[found.group(1).lower()] if found else None
 
 
 def parse(raw: str) -> tuple[float, str]:
@@ -247,6 +280,11 @@ def rounds_to(a: Value, b: Value) -> bool:
         b.unit == "scale" and not places and a.unit in ("", "scale")
     ):  # "4K tokens" for 4096, "1M" for 1,048,576
         return not same(a, b) and math.isclose(a.value, b.value, rel_tol=0.05)
+    mantissa = re.match(r"\d+\.\d+", b.text)
+    if b.unit == "scale" and mantissa and a.unit in ("", "scale"):  # "2.68 million" for 2,681,468
+        said = float(mantissa.group())
+        digits = len(mantissa.group().partition(".")[2])
+        return not same(a, b) and math.isclose(round(a.value / (b.value / said), digits), said)
     return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
 
 

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
 
-from chat.numbers import Value, comparable, number_word, rounds_to, same, tokens, values
+from chat.numbers import Value, comparable, heading_scale, number_word, rounds_to, same, tokens, values
 from retrieval.evidence import term_list, terms
 
 _MAX_LABEL = 4  # words of a row's label
 _GROUPS = (2, 3, 4)  # group headings over the columns
 _NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) names no row
+_SCALES = frozenset(terms("billions millions thousands"))  # "(Billions of Tokens)": a unit, no name
 _MAX_HEADER = 12  # words of a header whose first word names the labels' column
 _ENDS_ROW = re.compile(r"[^\w\s(]+\d")  # "→512": a mark before a number
 _BREAKS = frozenset(["and", "while", "whereas", "but", "than", "versus", "vs"])  # a clause's ends
@@ -56,17 +57,43 @@ class Table:
     spelled: tuple[str, ...] = ()  # a heading's words in the caption ("attention heads" for "#H"), or ""
 
 
+# A bracketed count after a measured cell ("81.4 (1)": the shots it took) is a note on it, not a cell;
+# a bracketed measure ("86.5 (78.5)") is one.
+_ANNOTATION = re.compile(r"(\d\.\d+[a-f]?)\s+\(\d+\)(?=\s|$)")
+
+
 @lru_cache(maxsize=256)
 def read(text: str) -> Table | None:
     """The table in ``text``, or None when no row shape is clear."""
+    text = _ANNOTATION.sub(r"\1", text)
     words, found = values(text)
     toks = tokens(text)
     at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     runs = _runs(len(words), at)
     table = _labelled(toks, at, runs) or _numbered(toks, at, runs) or _one_column(toks, at, runs)
-    if table is None or not table.columns:
+    if table is None:
+        return None
+    table = Table(_scaled(toks, table.rows), table.columns, table.spelled)
+    if not table.columns:
         return table
     return Table(table.rows, table.columns, tuple(_spelled_out(text, c) for c in table.columns))
+
+
+def _scaled(toks: Sequence[str], rows: Sequence[Row]) -> tuple[Row, ...]:
+    """Rows whose heading gives their cells' scale ("Model Size (Billions of Parameters) 8 62 540"),
+    their bare cells scaled: 70 there is 70B."""
+    out, end = [], 0
+    for row in rows:
+        first = row.cells[0].start if row.cells else end
+        scale = heading_scale(" ".join(toks[end:first]))
+        if scale:
+            cells = tuple(
+                Value(c.value * scale, "scale", c.start, c.text) if not c.unit else c for c in row.cells
+            )
+            row = Row(row.label, cells, row.key)
+        out.append(row)
+        end = row.cells[-1].start + 1 if row.cells else end
+    return tuple(out)
 
 
 def _spelled_out(text: str, heading: str) -> str:
@@ -89,7 +116,7 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return False, ""  # a number inside a name ("COCO+07+12")
     if _SETTING.search(claim[: _offset(claim, value)]):
         return False, ""  # a setting the claim states ("with p set to 0.96"), not a cell
-    mine, near = _terms(claim), _near(claim, value)
+    mine, near = _said(claim), _near(claim, value)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
     labels = [r.label for r in table.rows]
@@ -118,7 +145,7 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return True, ""  # a column's name ("PaLM 540B")
     # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
     listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
-    column = _pick(list(table.columns), near) if table.columns and not listed else None
+    column = _pick(list(table.columns), near, then=mine) if table.columns and not listed else None
     if column is None and any(table.spelled) and not listed:  # "attention heads" for "#H"
         column = _pick(list(table.spelled), near)
     if column is None and table.columns and len(values(claim)[1]) == 1:
@@ -218,7 +245,7 @@ def _near(claim: str, value: Value) -> set[str]:
     stop = next(
         (i for i in range(value.start, hi) if words[i] in _BREAKS or toks[i].endswith((",", ";"))), hi
     )
-    return _terms(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
+    return _said(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
 
 
 def _named_before(claim: str, labels: Sequence[str], value: Value) -> int | None:
@@ -294,9 +321,13 @@ def _holds(cell: Value, value: Value) -> bool:
 
 
 def _whole(toks: Sequence[str], v: Value) -> bool:
-    """The number is its token's whole ("59.1", "86M"), not part of a word ("Top-20", "BM25")."""
+    """The number is its token's whole ("59.1", "86M", "1.4 trillion"), not part of a word ("Top-20",
+    "BM25")."""
+    first, _, scale = v.text.partition(" ")
+    if scale and (v.start + 1 >= len(toks) or toks[v.start + 1].strip(".,;:()[]").lower() != scale):
+        return False
     return (
-        v.start < len(toks) and toks[v.start].strip(".,;:()[]").rstrip("*†‡§") == v.text
+        v.start < len(toks) and toks[v.start].strip(".,;:()[]").rstrip("*†‡§") == first
     )  # "101093*": a footnote
 
 
@@ -428,12 +459,16 @@ _PULLS = frozenset(["#", "%", "w/o", "no."])  # a heading's first word that the 
 
 
 def _segmented(words: Sequence[str], k: int) -> tuple[str, ...]:
+    return _segments(words, k) or _segments(words, k, acronyms_complete=True)
+
+
+def _segments(words: Sequence[str], k: int, *, acronyms_complete: bool = False) -> tuple[str, ...]:
     """``k`` headings of one or more words ("Layers Hidden size D MLP size Heads Params", "Layers # of
     Heads dmodel # of Parameters (in billions)", "7B Baseline (Ours) GPT-3 … 7.5B Retro", "PaLM 8B
     PaLM 62B"), or () when the words do not give ``k``: a lower-case word or a one-letter symbol
     completes a capitalised heading, "#" and "of" take the word after them, a bracket belongs to the
     heading before it, and a model's size to its name (after it, or before it where the first word
-    is a size)."""
+    is a size); failing that, an acronym completes the word before it ("Prior SOTA")."""
     sizes_lead = bool(words) and bool(_SIZE.fullmatch(words[0]))
     out: list[str] = []
     pull = closed = False
@@ -454,6 +489,9 @@ def _segmented(words: Sequence[str], k: int) -> tuple[str, ...]:
             closed = True
         elif out and not closed and (word.islower() or len(word) == 1) and out[-1][:1].isupper():
             out[-1] += f" {word}"
+        elif acronyms_complete and out and not closed and word.isupper() and out[-1].istitle():
+            out[-1] += f" {word}"
+            closed = True
         else:
             out.append(word)
             pull = lower in _PULLS or bool(sizes_lead and _SIZE.fullmatch(word))
@@ -576,6 +614,14 @@ def _terms(text: str) -> set[str]:
     return out
 
 
+def _said(claim: str) -> set[str]:
+    """A claim's terms, and the initials of each run of two to four of its words, which a heading's
+    acronym may stand for ("state of the art": "SOTA", "exact match": "EM")."""
+    words = re.findall(r"[A-Za-z]+", claim)
+    runs = (words[i : i + n] for n in (2, 3, 4) for i in range(len(words) - n + 1))
+    return _terms(claim) | {"".join(w[0] for w in run).lower() for run in runs}
+
+
 def _abbreviates(short: str, word: str) -> bool:
     """ "multi" for "multiple" (the word's start, four letters or more); "avg" for "average", "acc"
     for "accuracy" (three of its letters in order, from its first)."""
@@ -587,12 +633,15 @@ def _abbreviates(short: str, word: str) -> bool:
     return all(c in rest for c in short)
 
 
-def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int | None:
+def _pick(
+    labels: Sequence[str], mine: set[str], *, whole: bool = False, then: set[str] | None = None
+) -> int | None:
     """The one label whose words the claim says most of (all, for a label of one word, or when
-    ``whole``), or None."""
+    ``whole``), or None; of labels tied, the one whose words ``then`` (the whole claim) says most of
+    ("against 71.3 for the prior state of the art" in a zero-shot claim: "0-shot Prior SOTA")."""
     scored = []
     for i, label in enumerate(labels):
-        words = _terms(label) - _NO_LABEL
+        words = _terms(label) - _NO_LABEL - _SCALES
         if not words:
             continue
         # "Multi" is said "multiple"
@@ -601,9 +650,15 @@ def _pick(labels: Sequence[str], mine: set[str], *, whole: bool = False) -> int 
     if not scored:
         return None
     best = max(scored)
-    if best[0] < (1.0 if whole else 0.5) or best[1] == 0 or sum(1 for s in scored if s[:2] == best[:2]) > 1:
+    if best[0] < (1.0 if whole else 0.5) or best[1] == 0:
         return None
-    return best[2]
+    tied = [i for *score, i in scored if tuple(score) == best[:2]]
+    if len(tied) == 1:
+        return best[2]
+    if then is None:
+        return None
+    settled = _pick([labels[i] for i in tied], then)
+    return tied[settled] if settled is not None else None
 
 
 def confirms(claim: str, table: Table) -> bool:

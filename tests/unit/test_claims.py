@@ -1542,3 +1542,98 @@ def test_by_after_a_verb_of_making_or_dividing_is_no_difference(claim: str, said
         "64 into shards of documents. The schedule improved accuracy by 12 points over the baseline."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The corpus holds about 31 billion tokens of Spanish.", True),
+        # the other item of the pair, whose scale both share
+        ("The corpus holds about 35 billion tokens of Spanish.", False),
+    ],
+)
+def test_a_scale_word_after_a_pair_scales_both(claim: str, said: bool) -> None:
+    passage = (
+        "Most languages are well covered: Spanish and Italian have roughly 31 and 35 billion tokens in the "
+        "corpus respectively, while Basque has only 90 million tokens."
+    )
+    assert stated(claim, passage) is said
+
+
+def test_a_word_broken_at_a_line_end_is_read_whole_in_a_name() -> None:
+    passage = (
+        "Table 2 shows our contrastive decoder on all models. We saw large gains from Contras- tive "
+        "Decoding on every model. The error rate of the small model fell from 12.4 to 9.1, and that of the "
+        "large one from 8.0 to 7.2."
+    )
+    assert stated("Contrastive decoding cut the small model's error rate from 12.4 to 9.1.", passage)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The ConvNet ensemble reaches 4.1% error on the test set.", True),
+        # a name the passage writes nowhere, in whole words or in short
+        ("The MobileNet ensemble reaches 4.1% error on the test set.", False),
+    ],
+)
+def test_a_joined_name_stands_for_the_words_it_joins(claim: str, said: bool) -> None:
+    passage = "Our ensemble of deep convolutional nets reaches 4.1% error on the test set, a new best."
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Falcon, a 40B-parameter model, saw 1.5 trillion tokens.", True),
+        ("Falcon, a 40B-parameter model, saw 1.2 trillion tokens.", False),
+    ],
+)
+def test_a_heading_gives_its_row_a_scale(claim: str, said: bool) -> None:
+    passage = (
+        "Falcon Llama MPT Parameters (Billions) 40 65 30 Tokens (Billions) 1500 1400 1000 "
+        "Accuracy 71.3 72.5 68.9 Table 2: The three models compared."
+    )
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Fine-tuning the large model took roughly 4 to 13 hours.", True),
+        ("Fine-tuning the large model took roughly 2 to 13 hours.", False),
+    ],
+)
+def test_a_range_may_round_its_ends(claim: str, said: bool) -> None:
+    passage = (
+        "Fine-tuning the small model takes between 1.6-5.2 hours, and fine-tuning the large model takes "
+        "between 4.1-13.0 hours on one node."
+    )
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The runs lasted from 18 to 95 minutes.", True),
+        # the least of the list is not where the range starts
+        ("The runs lasted from 40 to 95 minutes.", False),
+    ],
+)
+def test_a_range_may_span_a_list(claim: str, said: bool) -> None:
+    passage = "All five runs finished before the deadline (18, 40, 52, 77, 95 minutes respectively)."
+    assert stated(claim, passage) is said
+
+
+def test_a_scale_may_round_a_count() -> None:
+    passage = "After deduplication we keep 4,317,092 documents as the corpus and 2110 queries for testing."
+    assert stated("About 4.32 million documents remain after deduplication.", passage)
+    assert not stated("About 4.12 million documents remain after deduplication.", passage)
+
+
+def test_a_task_number_is_no_value() -> None:
+    passage = (
+        "FiQA-2018 Task 2 consists of opinion questions. We randomly sample out 500 and 648 queries from "
+        "the original training split as dev and test splits."
+    )
+    assert stated("For FiQA-2018, 500 queries were sampled for dev and 648 for test.", passage)

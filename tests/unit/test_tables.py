@@ -428,3 +428,36 @@ ABBREVIATED_HEADING = (
 )
 def test_an_abbreviated_heading_names_its_column(claim: str, said: bool) -> None:
     assert check_claim(claim, ABBREVIATED_HEADING).supported is said
+
+
+# group headings over repeated two-heading groups, footnote letters on the earlier best's cells and
+# the shots a cell took in brackets ("88.1 (4)"): neither is a cell
+FOOTNOTED = (
+    "0-shot Few-shot Task Prior SOTA Ours 30B Prior SOTA Ours 30B SciQ (acc) 61.2a 66.4 70.3b (8) "
+    "74.9 (4) ARC (acc) 45.0c 43.7 52.8a (16) 57.1 (8) OBQA (acc) 50.6a 55.2 58.4c (32) 60.0 (8)"
+)
+
+
+def test_footnote_letters_and_bracketed_shots_are_no_cells() -> None:
+    table = read(FOOTNOTED)
+    assert table is not None
+    assert table.columns == (
+        "0-shot Prior SOTA",
+        "0-shot Ours 30B",
+        "Few-shot Prior SOTA",
+        "Few-shot Ours 30B",
+    )
+    assert [c.text for c in table.rows[1].cells] == ["45.0", "43.7", "52.8", "57.1"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Zero-shot, Ours 30B scores 66.4 on SciQ, against 61.2 for the prior state of the art.", True),
+        # the few-shot columns' numbers, said of zero-shot
+        ("Zero-shot, Ours 30B scores 74.9 on SciQ, against 61.2 for the prior state of the art.", False),
+        ("Zero-shot, Ours 30B scores 66.4 on SciQ, against 70.3 for the prior state of the art.", False),
+    ],
+)
+def test_an_acronym_heading_is_named_by_its_words(claim: str, said: bool) -> None:
+    assert check_claim(claim, FOOTNOTED).supported is said
