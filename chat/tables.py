@@ -388,6 +388,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     if not columns and len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
         # a caption before the header: the labels' heading ends it, perhaps after group headings
         columns = _grouped_before(header, k) or tuple(header[-k:])
+    if not columns and len(header) == k and labels[0][0] == k:  # the text opens with the header
+        columns = tuple(header)
     if not columns:
         columns = _sized_columns(toks, labels[0][0], k)
     if not columns:
@@ -598,11 +600,17 @@ def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
     return ()
 
 
+_ARROW = re.compile(r"\s*(?:→|->)\s*")
+
+
 def _terms(text: str) -> set[str]:
     """A text's terms, and its hyphened words whole: "top-k" and "top-p" are told apart, and
     "zero-shot" is "0-shot"."""
+    text = _ARROW.sub("→", text)  # "D →S" is "D→S"
     out = terms(text)
     for word in text.split():
+        if "→" in word:  # "D→S" and "D→T" are told apart
+            out.add(word.lower().strip(".,;:()"))
         word = re.sub(r"['’]s$", "", word.strip(".,;:()")).lower()
         head, dash, tail = word.partition("-")
         if not (dash and head and tail):

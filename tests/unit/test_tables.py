@@ -461,3 +461,28 @@ def test_footnote_letters_and_bracketed_shots_are_no_cells() -> None:
 )
 def test_an_acronym_heading_is_named_by_its_words(claim: str, said: bool) -> None:
     assert check_claim(claim, FOOTNOTED).supported is said
+
+
+# a header that opens the text (no labels' heading), and labels told apart by an arrow's end
+ARROWED = (
+    "Samples Docs Words Multi-News S →T 5,622 2.7 2103.5 Multi-News S →H 4,310 2.7 1980.2 "
+    "WikiSum S →T 12,004 40.1 8115.9 Table 4: Summarisation sets."
+)
+
+
+def test_a_header_that_opens_the_text_names_the_columns() -> None:
+    table = read(ARROWED)
+    assert table is not None
+    assert table.columns == ("Samples", "Docs", "Words")
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Multi-News S→H has 4,310 samples.", True),
+        # the other arrow's row
+        ("Multi-News S→H has 5,622 samples.", False),
+    ],
+)
+def test_an_arrow_in_a_label_tells_rows_apart(claim: str, said: bool) -> None:
+    assert check_claim(claim, ARROWED).supported is said
