@@ -431,7 +431,9 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             # the claim's other numbers are not rivals, unless the two are swapped: this one's own
             # words ("5,000 examples") are that number's in the passage and not the stated one's
             and (
-                not any(_same(v, mine) for mine in claim_values)
+                not any(
+                    _same(v, mine) or (mine is not value and _rounds_to(v, mine)) for mine in claim_values
+                )
                 or _swapped(claim_tokens, claim_values, value, passage_tokens, v, stated, shared)
             )
             and v not in not_rivals

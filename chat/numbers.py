@@ -50,6 +50,9 @@ _SCIENTIFIC = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([−+-]?\d{1,2})"
     r"|\s?[·×⋅*x]\s?10\^\{?([−+-]?\d{1,2})\}?|\s?[·×⋅*]\s?10(?:([−-]\d{1,2})|([2-9])))(?![\w.])"
 )
+# "10−6" with a minus sign (not a hyphen or a dash, which a range takes) is a power whose exponent
+# lost its place in the PDF's text: "a learning rate from 10−6 to 10−7".
+_MINUS_POWER = re.compile(r"(?<![\w.×·⋅*])10−(\d{1,2})(?!\w|\.\d)")
 _BARE_POWER = re.compile(r"(?<![\w.^])10\^\{?([−+-]?\d{1,2})\}?(?![\w.])")  # "10^6" alone: 1e6
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
@@ -118,6 +121,7 @@ def _powers(text: str) -> str:
     """Powers of ten as one number: "13.6 · 10⁶" and "5e−5" are read "13.6e6" and "5e-5"."""
     text = re.sub(r"10([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
     text = _SCIENTIFIC.sub(_power, text)
+    text = _MINUS_POWER.sub(r"1e-\1", text)
     return _BARE_POWER.sub(lambda m: "1e" + m.group(1).replace("−", "-").lstrip("+"), text)
 
 

@@ -390,6 +390,13 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         columns = _grouped_before(header, k) or tuple(header[-k:])
     if not columns and len(header) == k and labels[0][0] == k:  # the text opens with the header
         columns = tuple(header)
+    if (
+        not columns
+        and len(header) > k
+        and header[-k - 1].endswith(".")
+        and all(w[:1].isupper() for w in header[-k:])
+    ):
+        columns = tuple(header[-k:])  # "… a continual learning setup. SQuAD Trivia QuAC": after prose
     if not columns:
         columns = _sized_columns(toks, labels[0][0], k)
     if not columns:

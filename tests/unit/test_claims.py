@@ -1637,3 +1637,36 @@ def test_a_task_number_is_no_value() -> None:
         "the original training split as dev and test splits."
     )
     assert stated("For FiQA-2018, 500 queries were sampled for dev and 648 for test.", passage)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The best learning rate was 10−5.", True),
+        ("Fine-tuning used a learning rate of 1e-5.", True),
+        # the grid's other end
+        ("The best learning rate was 10−3.", False),
+    ],
+)
+def test_ten_and_a_minus_sign_is_a_power_of_ten(claim: str, said: bool) -> None:
+    passage = (
+        "We searched learning rates from 10−8 to 10−3 with a batch of 16 sequences. We found that 10−5 "
+        "was the best-performing learning rate for fine-tuning."
+    )
+    assert stated(claim, passage) is said
+
+
+def test_a_number_the_claim_rounds_elsewhere_is_no_rival() -> None:
+    # "about 4 tCO2e" is the 3.97: not a rival of "roughly 1.6" (the 1.59 it rounds)
+    passage = (
+        "To estimate the carbon emissions for our sweep, we build off of the measurements of Lee et al. "
+        "Their emissions estimate for a sweep is 5.1 tCO2e for 900 days of GPU usage. Here, we use 700.5 "
+        "days of GPU compute for our sweep. Thus, the proportional emissions estimate for our sweep is "
+        "5.1 tCO2e ∗700.5 900 = 3.97 tCO2e. For comparison, a round trip plane ticket from Paris to Tokyo "
+        "for a single passenger is ∼2.5 tCO2e [12] and so our sweep costs roughly 1.59 such plane tickets."
+    )
+    claim = (
+        "The sweep is estimated to have emitted about 4 tCO2e, roughly 1.6 round-trip Paris to Tokyo plane "
+        "tickets for one passenger."
+    )
+    assert stated(claim, passage)

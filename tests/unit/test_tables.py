@@ -486,3 +486,14 @@ def test_a_header_that_opens_the_text_names_the_columns() -> None:
 )
 def test_an_arrow_in_a_label_tells_rows_apart(claim: str, said: bool) -> None:
     assert check_claim(claim, ARROWED).supported is said
+
+
+def test_a_header_after_prose_names_the_columns() -> None:
+    passage = (
+        "We train both models for 100,000 steps on the mixture. Both forget little. BoolQ COPA RTE WiC "
+        "WSC MultiRC Alpha 81.2 77.0 70.4 66.1 64.9 72.8 Beta 79.5 80.0 71.2 62.3 66.0 70.1"
+    )
+    table = read(passage)
+    assert table is not None and table.columns == ("BoolQ", "COPA", "RTE", "WiC", "WSC", "MultiRC")
+    assert check_claim("Beta beats Alpha on COPA, 80.0 to 77.0.", passage).supported
+    assert not check_claim("Beta beats Alpha on COPA, 80.0 to 70.4.", passage).supported
