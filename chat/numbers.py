@@ -48,12 +48,12 @@ _BROKEN = re.compile(
 # is one, and "2 × 1024" is not.
 _SCIENTIFIC = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([−+-]?\d{1,2})"
-    r"|\s?[·×⋅*x]\s?10\^\{?([−+-]?\d{1,2})\}?|\s?[·×⋅*]\s?10(?:([−-]\d{1,2})|([2-9])))(?![\w.])"
+    r"|\s?[·×⋅*x]\s?10\^\{?([−+-]?\d{1,2})\}?|\s?[·×⋅*]\s?10(?:([−-]\d{1,2})|([2-9])))(?!\w|\.\d)"
 )
 # "10−6" with a minus sign (not a hyphen or a dash, which a range takes) is a power whose exponent
 # lost its place in the PDF's text: "a learning rate from 10−6 to 10−7".
 _MINUS_POWER = re.compile(r"(?<![\w.×·⋅*])10−(\d{1,2})(?!\w|\.\d)")
-_BARE_POWER = re.compile(r"(?<![\w.^])10\^\{?([−+-]?\d{1,2})\}?(?![\w.])")  # "10^6" alone: 1e6
+_BARE_POWER = re.compile(r"(?<![\w.^])10\^\{?([−+-]?\d{1,2})\}?(?!\w|\.\d)")  # "10^6" alone: 1e6
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _WORDS_AS_NUMBERS = {

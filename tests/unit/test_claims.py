@@ -1670,3 +1670,9 @@ def test_a_number_the_claim_rounds_elsewhere_is_no_rival() -> None:
         "tickets for one passenger."
     )
     assert stated(claim, passage)
+
+
+def test_a_power_of_ten_may_end_a_sentence() -> None:
+    passage = "Good default settings are α = 0.002, β1 = 0.8 and ϵ = 10−7. All operations are element-wise."
+    assert stated("Good defaults are α = 0.002 and ϵ = 10^-7.", passage)
+    assert not stated("Good defaults are α = 0.002 and ϵ = 10^-8.", passage)
