@@ -598,6 +598,8 @@ def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
         if not 1 <= len(header) - g - k <= width or (g and k % g):
             continue
         names = header[len(header) - k :]
+        if any(n.lower() in _PULLS for n in names):
+            return ()  # "# layers # params": a "#" alone heads no column
         if not g:
             return tuple(names)
         groups, span = header[len(header) - k - g : len(header) - k], k // g

@@ -497,3 +497,15 @@ def test_a_header_after_prose_names_the_columns() -> None:
     assert table is not None and table.columns == ("BoolQ", "COPA", "RTE", "WiC", "WSC", "MultiRC")
     assert check_claim("Beta beats Alpha on COPA, 80.0 to 77.0.", passage).supported
     assert not check_claim("Beta beats Alpha on COPA, 80.0 to 70.4.", passage).supported
+
+
+def test_a_lone_number_sign_heads_no_column() -> None:
+    # "# layers # params": the words after the mark complete it; read one word a column, "#" would head
+    # the parameters' column and "params" the errors'
+    passage = (
+        "method error (%) Alpha [3] 9.1 Beta [4] 8.7 # layers # params Gamma [5] 19 2.5M 8.39 "
+        "Net 20 0.27M 8.75 Net 56 0.85M 6.97 Net 110 1.7M 6.43 Table 2. Error on the test set."
+    )
+    assert check_claim(
+        "The 110-layer Net, with about 1.7 million parameters, has a test error of 6.43%.", passage
+    ).supported
