@@ -83,15 +83,14 @@ _NOT_KINDS = frozenset(
 )
 
 
-_LINE_BREAK = re.compile(
-    r"([a-z])- (?!(?:and|or|to|nor|as|vs|but)\b)([a-z]+)\b"
-)  # a word broken at a line's end
+# A word broken at a line's end ("Predic- tive"), not a suspended hyphen ("single- or multi-doc").
+_LINE_BREAK = re.compile(r"([a-z])- (?!(?:and|or|to|nor|as|vs|but)\b)([a-z]+)\b")
 
 
 def _pairs(text: str) -> dict[tuple[str, str], str]:
     """Two content words side by side ("soft targets", "CPU memory") as stems, with their text."""
     out = {}
-    text = _LINE_BREAK.sub(r"\1\2", text)  # "Predic- tive Reranking" is "Predictive Reranking"
+    text = _LINE_BREAK.sub(r"\1\2", text)
     for part in re.split(r"[^\w\s'’-]+", text):
         words = part.split()
         for a, b in pairwise(words):
