@@ -24,8 +24,8 @@ _GLUED_UNIT = (
 )
 # "540b" is 540B as PaLM's authors write it; "2022b" (a cited year) and "Figure 4b" are not sizes.
 NUMBER = re.compile(
-    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|billion|million|thousand)|X\b|(?<!(?:19|20)\d\d)b\b)?"
-    rf"(?:(?![\w])|(?={_GLUED_UNIT}))",
+    r"(?<![\w.'’@])(?<![A-Za-z][\-/])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:e-?\d{1,2})?(?:\s?(?:%|×|x\b|k\b|K\b|M\b|B\b|T\b|billion|million|thousand)|X\b|(?<!(?:19|20)\d\d)b\b)?"
+    rf"(?!\.\d)(?:(?![\w])|(?={_GLUED_UNIT}))",  # never the head of a longer number
 )
 NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
@@ -55,7 +55,7 @@ _SCIENTIFIC = re.compile(
 _MINUS_POWER = re.compile(r"(?<![\w.×·⋅*])10−(\d{1,2})(?!\w|\.\d)")
 _BARE_POWER = re.compile(r"(?<![\w.^])10\^\{?([−+-]?\d{1,2})\}?(?!\w|\.\d)")  # "10^6" alone: 1e6
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9, "t": 1e12}
 _WORDS_AS_NUMBERS = {
     "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -144,13 +144,18 @@ _SHORT_FORM = re.compile(rf"\b({'|'.join(_SHORT_FORMS)})\b(?!\.\w)")
 _FOOTNOTED = re.compile(r"(?<![\w.])(\d+\.\d+)[a-f](?=[\s),;]|$)")
 
 
+# Seconds written onto a number ("812.9s"), spelled out so that the number binds to "seconds" as
+# "25,200 seconds" does; never a decade ("1990s").
+_SECONDS = re.compile(r"(?<![\w.])(?!(?:19|20)\d0s)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?s(?=[\s,.;:)\]]|$)")
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
     broken at a line's end joined, powers of ten written as one number, short forms spelled out,
     footnote letters off."""
     if len(_FOOTNOTED.findall(text)) >= 2:
         text = _FOOTNOTED.sub(r"\1", text)
-    text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m.group(1)], text)
+    text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m.group(1)], _SECONDS.sub(r"\1\2 seconds", text))
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
     text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
     return _powers(_BROKEN.sub(_join, text))
@@ -277,8 +282,8 @@ def same(a: Value, b: Value) -> bool:
 
 def rounds_to(a: Value, b: Value) -> bool:
     """``a`` said less precisely as ``b`` ("28.4" as "about 28", "4.94%" as "4.9%")."""
-    places = len(b.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in b.text else 0
-    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMB").strip()) if "." in a.text else 0
+    places = len(b.text.partition(".")[2].rstrip("%×xkKMBT").strip()) if "." in b.text else 0
+    decimals = len(a.text.partition(".")[2].rstrip("%×xkKMBT").strip()) if "." in a.text else 0
     units = {a.unit, b.unit} - {"", "word", "-"}
     if (
         b.unit == "scale" and not places and a.unit in ("", "scale")
