@@ -193,7 +193,12 @@ def _check(
     # a table's row and column say what a number is of: its names need not stand beside it (nor
     # its words: "bits per byte" is the caption's), and a row named "None" (no retriever) denies nothing
     tabled = bool(table and _table_confirms(claim, table))
-    if max(shares) < SUPPORTED_WORDS and not (cosines and max(cosines) >= SUPPORTED_COSINE) and not tabled:
+    if (
+        max(shares) < SUPPORTED_WORDS
+        and not (cosines and max(cosines) >= SUPPORTED_COSINE)
+        and not tabled
+        and not _numbers_found(claim, passage)
+    ):
         return fail("unsupported", "the passage does not say this")
     problem = _numbers(claim, passage, window.text)
     if problem:
@@ -273,6 +278,15 @@ def _singles(windows: Sequence[Sentence]) -> int:
 
 
 # -- numbers -----------------------------------------------------------------------------------------
+
+
+def _numbers_found(claim: str, passage: str) -> bool:
+    """Two or more numbers of the claim, each stated in the passage: the claim is about this passage
+    however few of its words the passage shares (a table's cells, read in other words); the number
+    checks then say whether each is said of what the claim says."""
+    found = [v for v in _values(claim)[1] if v.unit != "word"]
+    stated = _values(passage)[1]
+    return len(found) >= 2 and all(any(_same(s, v) or _rounds_to(s, v) for s in stated) for v in found)
 
 
 def _numeric_terms(text: str) -> set[str]:
@@ -356,6 +370,8 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             continue
         if not stated_as and _version(claim_tokens, value.start, passage):
             continue  # a version of a name ("SQuAD 1.1" for "SQuAD1.1"), not a value
+        if not stated_as and _GAINS.search(claim) and _difference(value, claim_values, passage_values):
+            continue  # a difference the claim works out ("a gain of 4.4 points, from 90.0% to 94.4%")
         if not stated_as:
             return f"{value.text} is not in the passage"
         # The number a passage puts aside ("16 instead of 20 residual blocks") said as the one used.
@@ -477,9 +493,33 @@ _HEDGES = frozenset(
 
 _GAINS = re.compile(
     r"\b(?:by|more|less|fewer|higher|lower|better|worse|faster|slower|improv\w*|outperform\w*|gains?|margin|"
+    r"advantage|lead|gap|difference|points?|below|above|behind|larger|smaller|greater|"
     r"ahead|beats?|exceed\w*|surpass\w*|increase\w*|decrease\w*|drops?|reduc\w*)\b",
     re.IGNORECASE,
 )
+
+
+def _difference(value: _Value, claim_values: Sequence[_Value], passage_values: Sequence[_Value]) -> bool:
+    """``value`` is, as precisely as the claim gives it, the difference between a number the claim
+    states and another the passage gives near it ("0.61382, roughly 0.03 below the default" for
+    0.64206)."""
+    if value.unit not in ("", "%"):
+        return False
+    mine = [
+        a
+        for a in passage_values
+        if a.unit in ("", "%") and any(_same(a, c) for c in claim_values if c is not value)
+    ]
+    for a in mine:
+        for b in passage_values:
+            if b is a or abs(a.start - b.start) > 2 * NEAR or not _comparable(a, b):
+                continue
+            places = max(len(x.text.rstrip("%").partition(".")[2]) for x in (a, b))
+            gap = round(abs(a.value - b.value), places)
+            said = _Value(gap, "", value.start, f"{gap:.{places}f}")
+            if _same(said, value) or _rounds_to(said, value):
+                return True
+    return False
 
 
 def _in_scaled_heading(passage: str, passage_values: Sequence[_Value], value: _Value) -> list[_Value]:

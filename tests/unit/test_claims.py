@@ -1676,3 +1676,61 @@ def test_a_power_of_ten_may_end_a_sentence() -> None:
     passage = "Good default settings are α = 0.002, β1 = 0.8 and ϵ = 10−7. All operations are element-wise."
     assert stated("Good defaults are α = 0.002 and ϵ = 10^-7.", passage)
     assert not stated("Good defaults are α = 0.002 and ϵ = 10^-8.", passage)
+
+
+def test_seconds_glued_to_a_number_are_read_whole() -> None:
+    # "412.5s" is 412.5 seconds, not 412 and a stray ".5s"
+    passage = (
+        "We save checkpoints at the 412.5s, 930.2s and 1,861.0s marks of a run, and a full run takes "
+        "3 hours or 10,800 seconds."
+    )
+    assert stated("Checkpoints are saved at 412.5 and 930.2 seconds into a run.", passage)
+    assert not stated("Checkpoints are saved at 412.9 and 930.2 seconds into a run.", passage)
+
+
+def test_a_trillion_written_as_t() -> None:
+    passage = (
+        "During training we retrieve from 600B tokens of the training data. The evaluation retrieval "
+        "database is larger and contains 1.75T tokens."
+    )
+    assert stated("The evaluation retrieval database contains 1.75 trillion tokens.", passage)
+    assert not stated("The evaluation retrieval database contains 1.5 trillion tokens.", passage)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Fine-tuning gains 7.7 points on the test set, from 70.4% to 78.1%.", True),
+        ("Fine-tuning gains about 8 points on the test set, from 70.4% to 78.1%.", True),
+        ("Fine-tuning gains 6.7 points on the test set, from 70.4% to 78.1%.", False),
+    ],
+)
+def test_a_difference_the_claim_works_out(claim: str, said: bool) -> None:
+    passage = (
+        "Fine-tuning on the filtered data raises accuracy on the test set from 70.4% to 78.1%, while "
+        "the validation set stays at 69.0%."
+    )
+    assert stated(claim, passage) is said
+
+
+def test_an_advantage_is_a_difference() -> None:
+    passage = "Our agent also exceeds the strongest baseline by 12.5% in recall and 3.1% in precision."
+    assert stated(
+        "Its advantage over the strongest baseline is larger in recall (12.5%) than in precision (3.1%).",
+        passage,
+    )
+    assert not stated("The agent reaches a recall of 12.5%.", passage)
+
+
+def test_a_table_read_in_other_words_by_its_numbers(embedder: Embedder | None) -> None:
+    # the reader does not read this table's rows (its rows have empty cells); the claim shares few
+    # of its words, but its two numbers are its cells
+    passage = (
+        "System Dev Test Avg Baseline (Lee et al., 2020) 61.2 - 60.4 - Ours 66.8 65.9 - 66.3 "
+        "Ours + rerank 68.0 67.1 67.5 67.6"
+    )
+    claim = (
+        "Once a reranker is added, the proposed system climbs to 68.0 on development data and 67.1 on "
+        "held-out data."
+    )
+    assert check_claim(claim, passage, embedder).status == "supported"
