@@ -122,6 +122,9 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     labels = [r.label for r in table.rows]
     if row is None:  # the row named in the number's clause, else in the claim
         row = _pick(labels, near, whole=True)
+    if row is None:  # … or most of it, by a name ("intersective SEAL's" for "SEAL (LM+FM, intersective)")
+        row = _pick(labels, near)
+        row = row if row is not None and _terms(labels[row]) & near & _names_said(claim) else None
     if row is None:
         row = _pick(labels, mine)
     if row is None:
@@ -637,6 +640,11 @@ def _said(claim: str) -> set[str]:
     words = re.findall(r"[A-Za-z]+", claim)
     runs = (words[i : i + n] for n in (2, 3, 4) for i in range(len(words) - n + 1))
     return _terms(claim) | {"".join(w[0] for w in run).lower() for run in runs}
+
+
+def _names_said(claim: str) -> set[str]:
+    """The terms of the claim's words written with a capital after its first word: names."""
+    return {t for w in claim.split()[1:] if any(c.isupper() for c in w) for t in _terms(w)}
 
 
 def _abbreviates(short: str, word: str) -> bool:

@@ -509,3 +509,14 @@ def test_a_lone_number_sign_heads_no_column() -> None:
     assert check_claim(
         "The 110-layer Net, with about 1.7 million parameters, has a test error of 6.43%.", passage
     ).supported
+
+
+def test_a_row_named_by_most_of_its_label_in_the_numbers_clause() -> None:
+    # "fused ORCA's 68.2": the clause names the fused row by its name and its distinguishing word,
+    # though the claim names another row in full
+    passage = (
+        "Model Dev Test Avg ORCA (single) 61.4 60.9 61.2 ORCA (dense, fused) 68.9 67.5 68.2 "
+        "GRIT 71.0 70.6 70.8 Table 4: Accuracy on the benchmark."
+    )
+    assert check_claim("GRIT has the best average, 70.8, ahead of fused ORCA's 68.2.", passage).supported
+    assert not check_claim("GRIT has the best average, 70.8, ahead of fused ORCA's 61.2.", passage).supported
