@@ -73,8 +73,8 @@ from chat.polarity import superlative_swapped as _superlative_swapped
 from chat.polarity import word as _word
 from chat.sentences import Sentence, split
 from chat.tables import confirms as _table_confirms
-from chat.tables import read as _read_table
-from chat.tables import verdict as _table_verdict
+from chat.tables import read_all as _read_tables
+from chat.tables import verdict_of_any as _table_verdict
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import term_list, terms
 
@@ -189,10 +189,10 @@ def _check(
     def fail(kind: str, reason: str) -> ClaimCheck:
         return ClaimCheck("not_stated", kind, reason, passage[span[0] : span[1]], span)
 
-    table = _read_table(passage)
+    tables = _read_tables(passage)
     # a table's row and column say what a number is of: its names need not stand beside it (nor
     # its words: "bits per byte" is the caption's), and a row named "None" (no retriever) denies nothing
-    tabled = bool(table and _table_confirms(claim, table))
+    tabled = bool(tables and _table_confirms(claim, tables))
     if (
         max(shares) < SUPPORTED_WORDS
         and not (cosines and max(cosines) >= SUPPORTED_COSINE)
@@ -332,7 +332,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     checks, preset = ratio_checks(claim, claim_values, passage_values)
     passage_shares = [share for _, _, share in ratios(passage)]
     ranged_claim = {e.start for pair in ranges(claim) for e in pair}
-    table = _read_table(passage)
+    tables = _read_tables(passage)
     # a value the claim gives a symbol as the passage does ("p = 0.96") is stated, wherever it stands
     agreed = {
         v for name, said in assignments(claim).items() for v in said & assignments(passage).get(name, set())
@@ -341,8 +341,8 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     for value in checks:
         if value.value in agreed or value.start in spanned:
             continue
-        if table:  # the cell of the row (and column) the claim names
-            decided, why = _table_verdict(claim, table, value)
+        if tables:  # the cell of the row (and column) the claim names
+            decided, why = _table_verdict(claim, tables, value)
             if decided and why:
                 return why
             if decided:

@@ -330,8 +330,8 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
     if scale and (v.start + 1 >= len(toks) or toks[v.start + 1].strip(".,;:()[]").lower() != scale):
         return False
     return (
-        v.start < len(toks) and toks[v.start].strip(".,;:()[]").rstrip("*†‡§") == first
-    )  # "101093*": a footnote
+        v.start < len(toks) and toks[v.start].lstrip(",;:()[]").rstrip(".,;:()[]").rstrip("*†‡§") == first
+    )  # "101093*": a footnote; ".628": a leading point is the number's
 
 
 def _in_label(toks: Sequence[str], v: Value) -> bool:
@@ -373,6 +373,13 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     first = max(0, rows[0][0] - width)
     if toks[first].startswith("(") and first:  # "TriviaQA (EM)": a bracket alone names no row
         first -= 1
+    # … unless a narrower one leaves a header of the labels' heading and a word a column ("Setup
+    # Davinci OPT-175B Zero-shot .628 .667 … Few-shot (binary) .354 .759")
+    for narrow in range(1, rows[0][0] - first):
+        header = _header(toks, previous_end, rows[0][0] - narrow)
+        if len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
+            first = rows[0][0] - narrow
+            break
     labels[0] = (first, rows[0][0])
     built = tuple(
         Row(" ".join(toks[s:a]), tuple(at[i] for i in range(a, b)))
@@ -422,7 +429,8 @@ def _header(
         for b, a in previous_end.items()
         if b <= end and (sizes_end_it or not (b - a == 1 and _SIZE.fullmatch(toks[a])))
     )
-    return list(toks[max(ends, default=0) : end])
+    # "(↓)", "(↑)": which way is better, no heading
+    return [t for t in toks[max(ends, default=0) : end] if not _BETTER.fullmatch(t)]
 
 
 # Headings of a table's column of labels ("Task Train Development Test"). Where the words between
@@ -430,7 +438,8 @@ def _header(
 # ("Frame Accuracy WER") or the first label longer than the others: nothing is read.
 _LABEL_HEADINGS = frozenset(
     term_list(
-        "model method task dataset system approach setting name parser architecture benchmark language subset"
+        "model method task dataset system approach setting setup name parser architecture benchmark "
+        "language subset"
     )
 )
 
@@ -613,6 +622,7 @@ def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
 
 
 _ARROW = re.compile(r"\s*(?:→|->)\s*")
+_BETTER = re.compile(r"\(?[↓↑]\)?")
 
 
 def _terms(text: str) -> set[str]:
@@ -686,7 +696,33 @@ def _pick(
     return tied[settled] if settled is not None else None
 
 
-def confirms(claim: str, table: Table) -> bool:
-    """Whether the table states every number of the claim in the row (and column) the claim names."""
+def confirms(claim: str, tables: Sequence[Table]) -> bool:
+    """Whether the tables state every number of the claim in the row (and column) the claim names."""
     found = [v for v in values(claim)[1] if v.unit != "word"]
-    return bool(found) and all(verdict(claim, table, v) == (True, "") for v in found)
+    return bool(found) and all(verdict_of_any(claim, tables, v) == (True, "") for v in found)
+
+
+# Where a passage holds more than one table, each is read from its own part: a caption starts one.
+_CAPTION = re.compile(r"(?=\b(?:Table|Tab\.)\s*\d+\s*[:.|])")
+
+
+@lru_cache(maxsize=256)
+def read_all(text: str) -> tuple[Table, ...]:
+    """The tables in ``text``: one per part between captions when several parts read as tables,
+    else the one the whole text reads as (or none)."""
+    parts = [part for part in _CAPTION.split(text) if part.strip()]
+    if len(parts) > 1:
+        found = tuple(table for part in parts if (table := read(part)) is not None)
+        if len(found) > 1:
+            return found
+    whole = read(text)
+    return (whole,) if whole is not None else ()
+
+
+def verdict_of_any(claim: str, tables: Sequence[Table], value: Value) -> tuple[bool, str]:
+    """:func:`verdict` where any of several tables may state the value: stated when one states it,
+    else the first table's problem, else undecided."""
+    decided = [found for found in (verdict(claim, table, value) for table in tables) if found[0]]
+    if any(not why for _, why in decided):
+        return True, ""
+    return decided[0] if decided else (False, "")

@@ -7,7 +7,7 @@ import pytest
 
 from chat.claims import check_claim
 from chat.numbers import values
-from chat.tables import Row, Table, read, verdict
+from chat.tables import Row, Table, read, read_all, verdict
 
 # a header word per column, group headings over equal spans, labels of one to three words
 GROUPED = (
@@ -520,3 +520,26 @@ def test_a_row_named_by_most_of_its_label_in_the_numbers_clause() -> None:
     )
     assert check_claim("GRIT has the best average, 70.8, ahead of fused ORCA's 68.2.", passage).supported
     assert not check_claim("GRIT has the best average, 70.8, ahead of fused ORCA's 61.2.", passage).supported
+
+
+# two tables, each after its caption's part: the second's cells start with a point (".41")
+TWO_TABLES = (
+    "Loss (↓) Accuracy (↑) Model Dev Test Dev Test Small 2.31 2.40 61.2 60.1 Base 2.02 2.11 66.8 65.9 "
+    "Large 1.87 1.95 70.3 69.4 Table 2: Language modelling. Larger models do better on every split. "
+    "Setup Alpha Beta Zero-shot .412 .455 One-shot .431 .502 Few-shot (binary) .298 .611 "
+    "Few-shot (multiclass) .520 .648 Table 3: Toxicity detection F1 of Alpha and Beta."
+)
+
+
+def test_each_table_of_a_passage_is_read_from_its_own_part() -> None:
+    tables = read_all(TWO_TABLES)
+    assert len(tables) == 2
+    second = tables[1]
+    assert second.columns == ("Alpha", "Beta")
+    assert second.rows[0].label == "Zero-shot"
+    assert [c.text for c in second.rows[2].cells] == [".298", ".611"]
+    assert check_claim(
+        "In the few-shot binary setting, Beta's F1 (.611) is about twice Alpha's (.298).", TWO_TABLES
+    ).supported
+    assert not check_claim("In the few-shot binary setting, Beta's F1 is .455.", TWO_TABLES).supported
+    assert check_claim("The large model reaches 69.4 test accuracy.", TWO_TABLES).supported
