@@ -40,6 +40,7 @@ from chat.number_binding import (
     assignments,
     gainsaid,
     list_spans,
+    lists,
     range_gainsaid,
     ranges,
     ratio_checks,
@@ -365,7 +366,8 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
                 if _comparable(v, value) and counted & _attached(passage_tokens, v.start)
             ]
             other.sort(key=lambda v: v.unit != value.unit)  # a count in words ("five-point") first
-            if other:
+            # … but a list of that many of them counts it ("five batch sizes" for "64, 128, …, 1024")
+            if other and not any(len(run) == value.value and set(run) & set(other) for run in lists(passage)):
                 return f"where the passage says this it gives {other[0].text}, not {value.text}"
             continue
         if not stated_as and _version(claim_tokens, value.start, passage):

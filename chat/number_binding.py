@@ -425,19 +425,25 @@ def _end(mine: Value, theirs: Value) -> bool:
     return same(mine, theirs) or rounds_to(theirs, mine)
 
 
-def list_spans(claim: str, passage: str) -> set[int]:
-    """The positions of the claim's range ends that are the least and the greatest of a list the
-    passage gives ("from 62 to 121 days" for "(62, 74, 112, 121 days)")."""
-    found = [v for v in values(passage)[1] if v.unit != "word"]
+def lists(text: str) -> list[list[Value]]:
+    """Runs of numbers of one kind listed together ("batch sizes of 64, 128, 256, 512, and 1024")."""
     runs: list[list[Value]] = []
-    for v in found:
+    for v in values(text)[1]:
+        if v.unit == "word":
+            continue
         if runs and v.start - runs[-1][-1].start <= 2 and comparable(v, runs[-1][-1]):
             runs[-1].append(v)
         else:
             runs.append([v])
+    return runs
+
+
+def list_spans(claim: str, passage: str) -> set[int]:
+    """The positions of the claim's range ends that are the least and the greatest of a list the
+    passage gives ("from 62 to 121 days" for "(62, 74, 112, 121 days)")."""
     out: set[int] = set()
     for a, b in ranges(claim):
-        for run in runs:
+        for run in lists(passage):
             low, high = min(run, key=lambda v: v.value), max(run, key=lambda v: v.value)
             if len(run) >= 3 and same(a, low) and same(b, high):
                 out |= {a.start, b.start}

@@ -1734,3 +1734,18 @@ def test_a_table_read_in_other_words_by_its_numbers(embedder: Embedder | None) -
         "held-out data."
     )
     assert check_claim(claim, passage, embedder).status == "supported"
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("Of the five batch sizes tried, 128 worked best.", True),
+        ("Of the four batch sizes tried, 128 worked best.", False),
+    ],
+)
+def test_a_count_in_words_of_a_list(claim: str, said: bool) -> None:
+    passage = (
+        "We tried batch sizes of 32, 64, 128, 256, and 512 for the small model. A batch size of 128 "
+        "worked best, and we used it for the 4 larger models as well."
+    )
+    assert stated(claim, passage) is said
