@@ -1749,3 +1749,21 @@ def test_a_count_in_words_of_a_list(claim: str, said: bool) -> None:
         "worked best, and we used it for the 4 larger models as well."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The two small encoders are fine-tuned with a learning rate of 5e-5.", True),
+        ("The two small encoders are fine-tuned with a learning rate of 1e-5.", False),
+        ("The large encoder is fine-tuned with a learning rate of 1e-5.", True),
+    ],
+)
+def test_each_clause_says_the_same_of_a_subject_of_its_own(claim: str, said: bool) -> None:
+    # the first clause's subject is its own where the second names another ("the large encoder"),
+    # and a count in words ("two") is part of it, not a value beside 5e-5 and 1e-5
+    passage = (
+        "All encoders share one vocabulary. The two small encoders are fine-tuned with a learning rate of "
+        "5e-5 and the large encoder is fine-tuned with a learning rate of 1e-5. Training stops early."
+    )
+    assert stated(claim, passage) is said
