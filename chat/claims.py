@@ -287,7 +287,11 @@ def _numbers_found(claim: str, passage: str) -> bool:
     checks then say whether each is said of what the claim says."""
     found = [v for v in _values(claim)[1] if v.unit != "word"]
     stated = _values(passage)[1]
-    return len(found) >= 2 and all(any(_same(s, v) or _rounds_to(s, v) for s in stated) for v in found)
+    return len(found) >= 2 and all(
+        any(_same(s, v) or _rounds_to(s, v) for s in stated)
+        or (_GAINS.search(claim) and _difference(v, found, stated))  # "a gain of 3.2 points, from …"
+        for v in found
+    )
 
 
 def _numeric_terms(text: str) -> set[str]:
@@ -301,8 +305,14 @@ def _numeric_terms(text: str) -> set[str]:
 
 def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:
     """The name nearest before position ``at`` in its row or clause (a table row's label, a
-    sentence's subject), folded; None when there is none within reach."""
+    sentence's subject), folded; None when there is none within reach. A name the number is said
+    "on" or "for" right after it is its own ("74.4%→82.1% on GSM8K, 78.2%→83.0% on DROP")."""
     names = {_fold(n) for n in _names(raw)}
+    after = [w.strip(".,;:()[]\"'") for w in text_words[at + 1 : at + 4]]
+    if after[:1] in (["on"], ["for"]):
+        named = after[2] if after[1:2] == ["the"] and len(after) > 2 else after[1:2] and after[1]
+        if named and _fold(named) in names:
+            return _fold(named)
     for i in range(at - 1, max(-1, at - 2 * NEAR), -1):
         word = _fold(text_words[i].strip(".,;:()[]\"'"))
         if word in names:

@@ -141,8 +141,9 @@ def _directions(text: str) -> set[int]:
     for i, word in enumerate(words):
         for t in term_list(word):
             if t in _DIRECTION:
-                negated = any(
-                    w in ("not", "no", "never") or w.endswith("n't") for w in words[max(0, i - 3) : i]
+                negated = any(  # "not only improves" adds, it does not negate
+                    (w in ("not", "no", "never") or w.endswith("n't")) and words[j + 1] != "only"
+                    for j, w in enumerate(words[max(0, i - 3) : i], start=max(0, i - 3))
                 )
                 if t not in _SAYS_BETTER and _qualified(words[i + 1 : i + 5]) & _LESS_IS_BETTER:
                     negated = not negated
