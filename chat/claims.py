@@ -87,6 +87,7 @@ SUPPORTED_COSINE = 0.6
 MARGIN = 0.1  # how much more tightly another number must be bound to be the one stated
 NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or unbinds) this much
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
+STATED_WEIGHT = 0.1  # a sentence stating the claim's numbers is this much likelier the one it rests on
 ATTACH_WEIGHT = 0.3  # a number whose own words ("25,000 test questions") are the claim's binds this much
 _LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
 _PREPOSITIONS = frozenset(
@@ -174,14 +175,22 @@ def _check(
             "not_stated", "unsupported", "the passage says nothing this sentence says", "", (0, 0)
         )
     shares = [len(wanted & terms(w.text)) / len(wanted) for w in windows]
-    has_number = bool(_values(claim)[1])
+    mine = [v for v in _values(claim)[1] if v.unit != "word"]
     singles = _singles(windows)
 
+    # A sentence that states two or more of the claim's numbers is likelier the one it rests on (a
+    # number alone may be a swap from another sentence).
+    stating = [
+        sum(any(_same(t, v) or _rounds_to(t, v) for t in _values(w.text)[1]) for v in mine) >= 2
+        for w in windows[:singles]
+    ]
+    stating += [a or b for a, b in pairwise(stating)]  # the pairs, in the order of _windows
+
     def score(i: int) -> float:
-        value = shares[i] + (cosines[i] if cosines else 0.0)
+        value = shares[i] + (cosines[i] if cosines else 0.0) + (STATED_WEIGHT if stating[i] else 0.0)
         value -= 0.05 if i >= singles else 0.0  # one sentence, unless a pair does clearly better
         # A claim stating a number rests on a sentence that states numbers.
-        return value - (0.3 if has_number and not _values(windows[i].text)[1] else 0.0)
+        return value - (0.3 if mine and not _values(windows[i].text)[1] else 0.0)
 
     best = max(range(len(windows)), key=score)
     window = windows[best]
