@@ -20,13 +20,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import groupby
+from itertools import groupby, pairwise
 
 from chat.numbers import Value, comparable, heading_scale, number_word, rounds_to, same, tokens, values
 from retrieval.evidence import term_list, terms
 
 _MAX_LABEL = 4  # words of a row's label
 _GROUPS = (2, 3, 4)  # group headings over the columns
+_EMPTY = frozenset(["-", "–", "—"])  # an empty cell
 _NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) names no row
 _SCALES = frozenset(terms("billions millions thousands"))  # "(Billions of Tokens)": a unit, no name
 _MAX_HEADER = 12  # words of a header whose first word names the labels' column
@@ -112,10 +113,14 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     """(decided, problem): whether the table decides the claim's ``value``, and why it is not stated
     there ("" when it is). Undecided when the claim names no one row, or names a row whose cells do
     not hold the value while no other row does either."""
-    if not _whole(tokens(claim), value):
-        return False, ""  # a number inside a name ("COCO+07+12")
+    toks = tokens(claim)
+    factor = value.unit == "word" and toks[value.start + 1 : value.start + 2] == ["times"]
+    if not _whole(toks, value) or factor:
+        return False, ""  # a number inside a name ("COCO+07+12"); a factor in words ("fifty times")
     if _SETTING.search(claim[: _offset(claim, value)]):
         return False, ""  # a setting the claim states ("with p set to 0.96"), not a cell
+    if any(c.isdigit() and _states([value], c) for c in table.columns):
+        return True, ""  # a column's name ("at sequence length 128")
     mine, near = _said(claim), _near(claim, value)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
@@ -149,6 +154,10 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
     listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
     column = _pick(list(table.columns), near, then=mine) if table.columns and not listed else None
+    if column is None and not listed:  # the column whose number the claim states ("at length 65536")
+        stated = values(claim)[1]
+        numbered = [i for i, c in enumerate(table.columns) if c.isdigit() and _states(stated, c)]
+        column = numbered[0] if len(numbered) == 1 else None
     if column is None and any(table.spelled) and not listed:  # "attention heads" for "#H"
         column = _pick(list(table.spelled), near)
     if column is None and table.columns and len(values(claim)[1]) == 1:
@@ -364,6 +373,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         start = max(a - _MAX_LABEL, *(e for e in previous_end if e <= a), 0) if n else a
         # a mark before a number ("256 →512") ends the row before, not this one's label
         start = max([start, *(i + 1 for i in range(start, a) if _ENDS_ROW.match(toks[i]))])
+        while start < a - 1 and toks[start] in _EMPTY:  # the row before's empty cells
+            start += 1
         labels.append((start, a))
     # the first row's label is as long as the others' (its words before are the header's)
     widths = Counter(a - s for s, a in labels[1:])
@@ -391,6 +402,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     # to 1024 (2M tokens)"): only rows named as tables name them ("Baseline", "10xEnsemble")
     if k == 2 and not all(_named(r.label) for r in built[1:]):
         return None
+    if _numbers_header(built[0]) and len(built) > 2:  # "Attention Method 128 256 … 65536" heads the rows
+        return Table(built[1:], tuple(c.text for c in built[0].cells))
     if all(r.cells[0].unit == "scale" for r in built):  # "PaLM 8B …": the size names the row
         built = tuple(Row(r.label, r.cells, r.cells[0]) for r in built)
     header = _header(toks, previous_end, labels[0][0])
@@ -416,6 +429,20 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
         columns = _paired_columns(toks, header, k)
     return Table(built, columns)
+
+
+def _states(stated: Sequence[Value], heading: str) -> bool:
+    """Whether one of the numbers ``stated`` is the number a column's heading is."""
+    return any(same(v, h) for v in stated for h in values(heading)[1])
+
+
+def _numbers_header(row: Row) -> bool:
+    """A first row named by the labels' heading whose cells rise as whole numbers: the columns'
+    headings (sequence lengths, sizes, shots), not a row of measures."""
+    named = term_list(row.label)
+    rising = all(a.value < b.value for a, b in pairwise(row.cells))
+    whole = all(c.value.is_integer() and not c.unit for c in row.cells)
+    return bool(named) and named[-1] in _LABEL_HEADINGS and rising and whole
 
 
 def _header(

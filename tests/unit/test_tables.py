@@ -543,3 +543,28 @@ def test_each_table_of_a_passage_is_read_from_its_own_part() -> None:
     ).supported
     assert not check_claim("In the few-shot binary setting, Beta's F1 is .455.", TWO_TABLES).supported
     assert check_claim("The large model reaches 69.4 test accuracy.", TWO_TABLES).supported
+
+
+# columns headed by rising whole numbers (sequence lengths) under the labels' heading; rows whose
+# last cells are empty ("-") end just before the next row's label
+BY_LENGTH = (
+    "Table 7: Backward pass runtime (ms) by sequence length. Kernel Method 256 512 1024 2048 4096 8192 "
+    "Naive 0.52 1.10 3.91 14.80 - - Chunked 0.61 0.95 2.40 8.72 33.10 - Fused 0.09 0.21 0.74 2.61 9.90 "
+    "38.40 Fused Sparse 0.11 0.15 0.31 0.70 1.62 3.95 Tiled 0.40 0.72 1.51 3.20 7.05 15.30"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("At sequence length 8192, Fused takes 38.40 ms in the backward pass.", True),
+        ("At sequence length 8192, Fused takes 9.90 ms in the backward pass.", False),
+        ("At length 4096, Fused Sparse's backward pass takes 1.62 ms, faster than Tiled's 7.05 ms.", True),
+        ("At sequence length 8192, Tiled is roughly four times slower than Fused Sparse.", True),
+    ],
+)
+def test_columns_headed_by_rising_numbers(claim: str, said: bool) -> None:
+    table = read(BY_LENGTH)
+    assert table is not None and table.columns == ("256", "512", "1024", "2048", "4096", "8192")
+    assert [r.label for r in table.rows][:2] == ["Fused", "Fused Sparse"]
+    assert check_claim(claim, BY_LENGTH).supported is said
