@@ -81,6 +81,12 @@ _NOT_KINDS = frozenset(
     term_list("we our they their its each every per all any both some other one two three four five six")
     + term_list("seven eight nine ten were was are is been be has have had also only")
 )
+# Verbs that follow a subject ("Evaluations use", "perturbations used"): a subject and its verb, not
+# a kind of thing named by its modifier.
+_NOT_HEADS = frozenset(
+    term_list("use uses used make makes made show shows shown give gives given take takes taken")
+    + term_list("reach reaches reached report reports reported yield yields yielded require requires")
+)
 
 
 # A word broken at a line's end ("Predic- tive"), not a suspended hyphen ("single- or multi-doc").
@@ -108,7 +114,7 @@ def modifier_swapped(claim: str, window: str, passage: str) -> str | None:
     said = _pairs(passage)
     here = terms(window)
     for (modifier, head), text in _pairs(claim).items():
-        if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS:
+        if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS or head in _NOT_HEADS:
             continue
         other = [t for (m, h), t in theirs.items() if h == head and m not in mine and m not in _NOT_KINDS]
         if other:

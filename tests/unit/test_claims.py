@@ -1811,3 +1811,14 @@ def test_the_sentence_stating_the_claims_numbers_is_the_one_it_rests_on(minilm: 
         "fine-tuned GPT-3."
     )
     assert check_claim(claim, STAR, minilm).status == "supported"
+
+
+def test_a_subject_and_its_verb_are_no_kind_of_thing() -> None:
+    # "perturbations uses" and "Evaluations use" are subjects of "use", not two kinds of use
+    passage = (
+        "We study how the number of perturbations used to estimate the score affects detection. "
+        "Detection accuracy keeps improving as more are added, where it converges. Evaluations use 150 "
+        "examples from each of three datasets."
+    )
+    claim = "The study of the number of perturbations uses three datasets, with 150 examples from each."
+    assert stated(claim, passage)
