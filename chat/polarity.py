@@ -28,7 +28,9 @@ from retrieval.evidence import term_list, terms
 _NEGATION = re.compile(
     # "no more than three", "not only": a bound and an addition, not negations
     r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b)"
-    r"|\b(?:never|neither|nor|without|except|apart from|cannot|fails? to|failed to|none|unable)\b|n't\b"
+    # ("except that X" says X: "… except that Table 4 reports 87.5%", a clause, not an exclusion)
+    r"|\b(?:never|neither|nor|without|except(?!\s+that\b)|apart from|cannot|fails? to|failed to|none"
+    r"|unable)\b|n't\b"
     # a predicate denied by its prefix: "independent of" is "does not depend on"
     r"|\b(?:independent|irrespective|regardless)\s+of\b"
     # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
