@@ -55,6 +55,7 @@ from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, heading_scale, normalis
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import in_table as _in_table
+from chat.numbers import references as _references
 from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
@@ -210,7 +211,7 @@ def _check(
         and not _numbers_found(claim, passage)
     ):
         return fail("unsupported", "the passage does not say this")
-    problem = _numbers(claim, passage, window.text)
+    problem = _numbers(claim, passage, window.text) or _reference_swapped(claim, window.text)
     if problem:
         return fail("number", problem)
     problem = None if tabled else entities(claim, window.text, passage, shares[best], context, lead)
@@ -301,6 +302,17 @@ def _numbers_found(claim: str, passage: str) -> bool:
         or (_GAINS.search(claim) and _difference(v, found, stated))  # "a gain of 3.2 points, from …"
         for v in found
     )
+
+
+def _reference_swapped(claim: str, window: str) -> str | None:
+    """A figure, table, section or equation the claim cites where the sentence it rests on cites
+    another of that kind ("presented in Figure 7" against "The results are presented in Figure 8")."""
+    theirs = _references(window)
+    for kind, mine in _references(claim).items():
+        cited = theirs.get(kind, set())
+        if cited and not mine & cited:
+            return f"where the passage says this it cites {kind} {min(cited)}, not {kind} {min(mine)}"
+    return None
 
 
 def _numeric_terms(text: str) -> set[str]:

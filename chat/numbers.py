@@ -319,3 +319,19 @@ def in_table(found: Sequence[Value], v: Value) -> bool:
     not in prose (where words around it do). A slash pair ("69.9/86.3") is one cell of a row."""
     near = [other.start for other in found if abs(other.start - v.start) <= NEAR]
     return len(near) >= 4 and len(set(near)) >= 3
+
+
+_REFERENCE = re.compile(
+    r"(?:\b(Fig(?:ure)?s?|Tab(?:le)?s?|Sec(?:tion)?s?|Eq(?:uation)?s?)\.?|(§))\s*(\d+(?:\s*(?:,|and|&)\s*\d+)*)\b"
+)
+_REFERENCE_KINDS = {"f": "Figure", "t": "Table", "s": "Section", "§": "Section", "e": "Equation"}
+
+
+def references(text: str) -> dict[str, set[str]]:
+    """The figures, tables, sections and equations the text cites, by kind ("Figures 10 and 11":
+    Figure 10 and 11)."""
+    out: dict[str, set[str]] = {}
+    for m in _REFERENCE.finditer(text):
+        kind = _REFERENCE_KINDS[(m.group(1) or m.group(2))[0].lower()]
+        out.setdefault(kind, set()).update(re.findall(r"\d+", m.group(3)))
+    return out

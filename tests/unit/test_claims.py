@@ -1833,3 +1833,20 @@ def test_except_that_introduces_a_clause_not_an_exclusion() -> None:
     assert not stated(
         "A stride of 256 tokens does not lower the baseline's test perplexity, which stays at 18.42.", passage
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The results on the number of samples are presented in Figure 5.", True),
+        ("The results on the number of samples are presented in Figure 4.", False),
+        ("Figure 4 shows the effect of the scorer's size.", True),
+    ],
+)
+def test_a_figure_cited_where_the_passage_cites_another(claim: str, said: bool) -> None:
+    passage = (
+        "We study the effect of the scorer's size; the results are shown in Figure 4. Larger scorers "
+        "separate the two classes better. Number of samples. We vary the number of samples drawn per "
+        "input from 10 to 200. The results are presented in Figure 5."
+    )
+    assert stated(claim, passage) is said
