@@ -1850,3 +1850,19 @@ def test_a_figure_cited_where_the_passage_cites_another(claim: str, said: bool) 
         "input from 10 to 200. The results are presented in Figure 5."
     )
     assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("With the new prompts, the overall build rate reached 83.4%.", True),
+        ("With the new prompts, the overall build rate reached 70.2%.", False),
+        ("The pass rate for fixes of at most five lines rose from 66.8% to 70.2%.", True),
+    ],
+)
+def test_parallel_clauses_of_before_and_after_pairs(claim: str, said: bool) -> None:
+    passage = (
+        "Using the new prompts, every metric improved. For instance, the overall build rate improved from "
+        "82.1% to 83.4% and the pass rate for at most 5 lines changed improved from 66.8% to 70.2%."
+    )
+    assert stated(claim, passage) is said
