@@ -407,6 +407,11 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             continue  # a difference the claim works out ("a gain of 4.4 points, from 90.0% to 94.4%")
         if not stated_as:
             return f"{value.text} is not in the passage"
+        # A number in brackets after a name is that name's ("18% of VGG-19 (19.6 billion FLOPs)").
+        owner = {_bracketed_for(passage_tokens, v.start, passage) for v in stated_as}
+        name = owner.pop() if len(owner) == 1 else None
+        if name and not {t for t in term_list(name) if t.isalpha()} & claim_terms:
+            return f"the passage gives {value.text} for {name}"
         # The number a passage puts aside ("16 instead of 20 residual blocks") said as the one used.
         if all(_put_aside(passage_tokens, v.start) for v in stated_as) and not _CONTRASTS.search(claim):
             used = [w.text for w in passage_values if w.start == stated_as[0].start - 3]
@@ -577,6 +582,15 @@ _CONTRASTS = re.compile(
     r"\b(?:instead|rather|not|unlike|than|original(?:ly)?|replac\w*|previous(?:ly)?|compared)\b",
     re.IGNORECASE,
 )
+
+
+def _bracketed_for(tokens: Sequence[str], at: int, text: str) -> str | None:
+    """The name right before the bracket the number at word ``at`` opens ("VGG-19 (19.6 billion"),
+    or None."""
+    if at < 1 or not tokens[at].startswith("("):
+        return None
+    before = tokens[at - 1].strip(".,;:\"'")
+    return before if before and _fold(before) in {_fold(n) for n in _names(text)} else None
 
 
 def _put_aside(tokens: Sequence[str], at: int) -> bool:

@@ -1866,3 +1866,30 @@ def test_parallel_clauses_of_before_and_after_pairs(claim: str, said: bool) -> N
         "82.1% to 83.4% and the pass rate for at most 5 lines changed improved from 66.8% to 70.2%."
     )
     assert stated(claim, passage) is said
+
+
+PLAIN = (  # arXiv 1512.03385, p. 3
+    "Plain Network. Our plain baselines (Fig. 3, middle) are mainly inspired by the philosophy of VGG "
+    "nets [41] (Fig. 3, left). The convolutional layers mostly have 3×3 ﬁlters and follow two simple "
+    "design rules: (i) for the same output feature map size, the layers have the same number of ﬁl- "
+    "ters; and (ii) if the feature map size is halved, the num- ber of ﬁlters is doubled so as to "
+    "preserve the time com- plexity per layer. We perform downsampling directly by convolutional "
+    "layers that have a stride of 2. The network ends with a global average pooling layer and a "
+    "1000-way fully-connected layer with softmax. The total number of weighted layers is 34 in Fig. 3 "
+    "(middle). It is worth noticing that our model has fewer ﬁlters and lower complexity than VGG "
+    "nets [41] (Fig. 3, left). Our 34- layer baseline has 3.6 billion FLOPs (multiply-adds), which is "
+    "only 18% of VGG-19 (19.6 billion FLOPs)."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The 34-layer plain baseline requires 3.6 billion FLOPs.", True),
+        ("The 34-layer plain baseline requires 19.6 billion FLOPs.", False),
+        ("VGG-19 requires 19.6 billion FLOPs.", True),
+    ],
+)
+def test_a_number_in_brackets_after_a_name_is_that_names(claim: str, said: bool) -> None:
+    # "18% of VGG-19 (19.6 billion FLOPs)": the bracket's number is VGG-19's
+    assert stated(claim, PLAIN) is said
