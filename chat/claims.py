@@ -74,6 +74,7 @@ from chat.polarity import sides_swapped as _sides_swapped
 from chat.polarity import superlative_swapped as _superlative_swapped
 from chat.polarity import word as _word
 from chat.sentences import Sentence, split
+from chat.table_comparisons import contradicted as _rows_compared
 from chat.tables import confirms as _table_confirms
 from chat.tables import read_all as _read_tables
 from chat.tables import verdict_of_any as _table_verdict
@@ -214,6 +215,9 @@ def _check(
     problem = _numbers(claim, passage, window.text) or _reference_swapped(claim, window.text)
     if problem:
         return fail("number", problem)
+    problem = _rows_compared(claim, tables, passage) if tables else None
+    if problem:
+        return fail("direction", problem)
     problem = None if tabled else entities(claim, window.text, passage, shares[best], context, lead)
     if problem is None and not tabled:
         problem = modifier_swapped(claim, window.text, passage)

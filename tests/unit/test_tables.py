@@ -568,3 +568,23 @@ def test_columns_headed_by_rising_numbers(claim: str, said: bool) -> None:
     assert table is not None and table.columns == ("256", "512", "1024", "2048", "4096", "8192")
     assert [r.label for r in table.rows][:2] == ["Fused", "Fused Sparse"]
     assert check_claim(claim, BY_LENGTH).supported is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("At sequence length 8192, Tiled is slower than Fused Sparse.", True),
+        ("At sequence length 8192, Tiled is faster than Fused Sparse.", False),
+        ("At sequence length 4096, Fused has a higher runtime than Fused Sparse.", True),
+        ("At sequence length 4096, Fused Sparse has a higher runtime than Fused.", False),
+    ],
+)
+def test_two_rows_compared_at_a_column(claim: str, said: bool) -> None:
+    # a runtime: less of it is faster; the column is the one the claim names by its number
+    assert check_claim(claim, BY_LENGTH).supported is said
+
+
+def test_a_comparison_of_rows_on_a_rate_is_left_alone() -> None:
+    # a throughput is the other way round from a runtime: "faster" is not judged on it
+    passage = BY_LENGTH.replace("Backward pass runtime (ms)", "Backward pass throughput (tokens/s)")
+    assert check_claim("At sequence length 8192, Tiled is faster than Fused Sparse.", passage).supported
