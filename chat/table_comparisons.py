@@ -13,8 +13,7 @@ import re
 from collections.abc import Sequence
 
 from chat.names import fold
-from chat.numbers import same, values
-from chat.tables import Table
+from chat.tables import Table, numbered_column
 
 _UP = frozenset(["higher", "larger", "greater", "more", "bigger"])
 _DOWN = frozenset(["lower", "smaller", "fewer", "less"])
@@ -40,7 +39,7 @@ def contradicted(claim: str, tables: Sequence[Table], passage: str) -> str | Non
     for table in tables:
         left = _row_named(claim[: m.start()], table, last=True)
         right = _row_named(claim[m.end() :], table, last=False)
-        column = _column(claim, table)
+        column = numbered_column(claim, table)
         if left is None or right is None or left == right or column is None:
             continue
         a, b = (table.rows[i].cells for i in (left, right))
@@ -67,14 +66,3 @@ def _row_named(text: str, table: Table, *, last: bool) -> int | None:
         return None
     best = max(found, key=lambda f: (f[0], -f[1])) if last else min(found)
     return best[2]
-
-
-def _column(claim: str, table: Table) -> int | None:
-    """The one column the claim names by its number ("at sequence length 8192")."""
-    stated = values(claim)[1]
-    numbered = [
-        i
-        for i, heading in enumerate(table.columns)
-        if heading.isdigit() and any(same(v, h) for v in stated for h in values(heading)[1])
-    ]
-    return numbered[0] if len(numbered) == 1 else None

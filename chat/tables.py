@@ -154,10 +154,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
     listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
     column = _pick(list(table.columns), near, then=mine) if table.columns and not listed else None
-    if column is None and not listed:  # the column whose number the claim states ("at length 65536")
-        stated = values(claim)[1]
-        numbered = [i for i, c in enumerate(table.columns) if c.isdigit() and _states(stated, c)]
-        column = numbered[0] if len(numbered) == 1 else None
+    if column is None and not listed:
+        column = numbered_column(claim, table)
     if column is None and any(table.spelled) and not listed:  # "attention heads" for "#H"
         column = _pick(list(table.spelled), near)
     if column is None and table.columns and len(values(claim)[1]) == 1:
@@ -429,6 +427,13 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
         columns = _paired_columns(toks, header, k)
     return Table(built, columns)
+
+
+def numbered_column(claim: str, table: Table) -> int | None:
+    """The one column whose heading is a number the claim states ("at sequence length 65536")."""
+    stated = values(claim)[1]
+    numbered = [i for i, c in enumerate(table.columns) if c.isdigit() and _states(stated, c)]
+    return numbered[0] if len(numbered) == 1 else None
 
 
 def _states(stated: Sequence[Value], heading: str) -> bool:
