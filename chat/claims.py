@@ -55,7 +55,7 @@ from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, heading_scale, normalis
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import in_table as _in_table
-from chat.numbers import references as _references
+from chat.numbers import reference_swapped as _reference_swapped
 from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
@@ -182,8 +182,8 @@ def _check(
 
     # A sentence that states two or more of the claim's numbers is likelier the one it rests on (a
     # number alone may be a swap from another sentence).
-    stating = [
-        sum(any(_same(t, v) or _rounds_to(t, v) for t in _values(w.text)[1]) for v in mine) >= 2
+    stating = [  # two different numbers: "64 heads … a dimension of 64" is one number said twice
+        len({v.value for v in mine if any(_same(t, v) or _rounds_to(t, v) for t in _values(w.text)[1])}) >= 2
         for w in windows[:singles]
     ]
     stating += [a or b for a, b in pairwise(stating)]  # the pairs, in the order of _windows
@@ -212,7 +212,15 @@ def _check(
         and not _numbers_found(claim, passage)
     ):
         return fail("unsupported", "the passage does not say this")
-    problem = _numbers(claim, passage, window.text) or _reference_swapped(claim, window.text)
+    # a claim joining clauses ("uses 64 heads, and each head has a dimension of 64"): each number is
+    # held against the window that says most of its own clause
+    own_windows = {
+        at: max(
+            windows, key=lambda w: (len(words & terms(w.text)) + _states_at(claim, at, w.text), -len(w.text))
+        ).text
+        for at, words in _clause_words(claim, wanted).items()
+    }
+    problem = _numbers(claim, passage, window.text, own_windows) or _reference_swapped(claim, window.text)
     if problem:
         return fail("number", problem)
     problem = _rows_compared(claim, tables, passage) if tables else None
@@ -308,17 +316,6 @@ def _numbers_found(claim: str, passage: str) -> bool:
     )
 
 
-def _reference_swapped(claim: str, window: str) -> str | None:
-    """A figure, table, section or equation the claim cites where the sentence it rests on cites
-    another of that kind ("presented in Figure 7" against "The results are presented in Figure 8")."""
-    theirs = _references(window)
-    for kind, mine in _references(claim).items():
-        cited = theirs.get(kind, set())
-        if cited and not mine & cited:
-            return f"where the passage says this it cites {kind} {min(cited)}, not {kind} {min(mine)}"
-    return None
-
-
 def _numeric_terms(text: str) -> set[str]:
     """The terms that state numbers ("28.4", "fifty", the "times" of "ten times"): the number checks
     judge them, and a passage writes "seven" as "7" and "ten times" as "10x"."""
@@ -349,7 +346,35 @@ def _binding(claim_ctx: dict[str, float], ctx: dict[str, float]) -> float:
     return sum(w * ctx[t] for t, w in claim_ctx.items() if t in ctx)
 
 
-def _numbers(claim: str, passage: str, window: str) -> str | None:
+def _clause_words(claim: str, wanted: set[str]) -> dict[int, set[str]]:
+    """Where the claim joins clauses that each state a number (", and", ", while", ";"): each
+    number's word position and the words of its clause; empty for a claim of one clause."""
+    toks = _tokens(claim)
+    cuts = [
+        i + 1
+        for i, t in enumerate(toks[:-1])
+        if t.endswith(";") or (t.endswith(",") and toks[i + 1].lower() in _JOINS)
+    ]
+    bounds = list(pairwise([0, *cuts, len(toks)]))
+    found = _values(claim)[1]
+    holding = [(a, b) for a, b in bounds if any(a <= v.start < b for v in found)]
+    if len(holding) < 2:
+        return {}
+    return {
+        v.start: terms(" ".join(toks[a:b])) & wanted for a, b in holding for v in found if a <= v.start < b
+    }
+
+
+_JOINS = frozenset(["and", "while", "whereas", "but"])
+
+
+def _states_at(claim: str, at: int, text: str) -> bool:
+    """Whether ``text`` states the claim's number at word ``at``."""
+    mine = [v for v in _values(claim)[1] if v.start == at]
+    return any(_same(t, v) for v in mine for t in _values(text)[1])
+
+
+def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] | None = None) -> str | None:
     """Why the claim's numbers are not stated about the same thing, or None. Every number of the
     passage comparable with the claim's is scored by how tightly it is bound to the claim's words
     (nearby words, the name it belongs to — a table row's label, a sentence's subject — and whether
@@ -363,7 +388,6 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     passage_words, passage_values = _values(passage)
     claim_names = {_fold(n) for n in _names(claim, anywhere=True)}
     claim_terms = terms(claim)
-    span = _span_words(passage, window)
     claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
     checks, preset = ratio_checks(claim, claim_values, passage_values)
     passage_shares = [share for _, _, share in ratios(passage)]
@@ -377,6 +401,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
     for value in checks:
         if value.value in agreed or value.start in spanned:
             continue
+        span = _span_words(passage, (own_windows or {}).get(value.start, window))
         if tables:  # the cell of the row (and column) the claim names
             decided, why = _table_verdict(claim, tables, value)
             if decided and why:
@@ -449,6 +474,7 @@ def _numbers(claim: str, passage: str, window: str) -> str | None:
             attached: set[str] = attached,
             shared: set[str] = shared,
             claim_mods: dict[str, set[float]] = claim_mods,
+            span: tuple[int, int] = span,
         ) -> float:
             found = _binding(claim_ctx, _joint_context(passage, passage_words, passage_values, v))
             theirs = _attached(passage_tokens, v.start) - shared

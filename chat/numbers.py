@@ -335,3 +335,14 @@ def references(text: str) -> dict[str, set[str]]:
         kind = _REFERENCE_KINDS[(m.group(1) or m.group(2))[0].lower()]
         out.setdefault(kind, set()).update(re.findall(r"\d+", m.group(3)))
     return out
+
+
+def reference_swapped(claim: str, window: str) -> str | None:
+    """A figure, table, section or equation the claim cites where the sentence it rests on cites
+    another of that kind ("presented in Figure 7" against "The results are presented in Figure 8")."""
+    theirs = references(window)
+    for kind, mine in references(claim).items():
+        cited = theirs.get(kind, set())
+        if cited and not mine & cited:
+            return f"where the passage says this it cites {kind} {min(cited)}, not {kind} {min(mine)}"
+    return None

@@ -1893,3 +1893,17 @@ PLAIN = (  # arXiv 1512.03385, p. 3
 def test_a_number_in_brackets_after_a_name_is_that_names(claim: str, said: bool) -> None:
     # "18% of VGG-19 (19.6 billion FLOPs)": the bracket's number is VGG-19's
     assert stated(claim, PLAIN) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        # the issue's wrong answer: "64" twice, the second clause said where dk = 64 is
+        ("The base Transformer uses 64 attention heads, and each head has a dimension of 64.", False),
+        ("The base Transformer uses 8 attention heads, and each head has a dimension of 64.", True),
+    ],
+)
+def test_each_clause_of_a_joined_claim_is_held_against_its_own_sentence(
+    claim: str, said: bool, embedder: Embedder | None
+) -> None:
+    assert (check_claim(claim, HEADS, embedder).status == "supported") is said
