@@ -64,6 +64,11 @@ _UP = [
     "exceed",
     "exceeds",
     "exceeded",
+    "beat",
+    "beats",
+    "surpass",
+    "surpasses",
+    "surpassed",
     "above",
     "gain",
     "gains",
@@ -491,7 +496,11 @@ def roles_swapped(claim: str, window: str) -> str | None:
 
 _CLAUSE = re.compile(r"[,;:](?!\d)|[()]|\b(?:that|which|while|whereas|but|and)\b", re.IGNORECASE)
 _AGAINST = re.compile(r"\b(?:than|compared (?:to|with)|over)\b", re.IGNORECASE)
-_VERBS = frozenset(term_list("outperform outperforms outperformed exceed exceeds exceeded underperform"))
+_VERBS = frozenset(
+    term_list("outperform outperforms outperformed exceed exceeds exceeded underperform beat beats surpass")
+)
+# "the 18-layer ResNet": a number joined to its word tells the two sides of one name apart
+_NUMBERED = re.compile(r"\b(\d+)-(?=[a-z])", re.IGNORECASE)
 
 
 def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
@@ -499,6 +508,7 @@ def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
     compared with): the words before its comparative word back to a clause break, and those after
     "than" (or "compared to", or a verb such as "outperforms") up to one; five content words a side."""
     found = []
+    text = _NUMBERED.sub(r"\1", text)
     for m in re.finditer(r"[A-Za-z-]+", text):
         stems = [t for t in term_list(m.group()) if t in _DIRECTION]
         if not stems:

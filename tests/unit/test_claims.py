@@ -1530,6 +1530,23 @@ def test_a_comma_inside_brackets_ends_no_clause(claim: str, said: bool) -> None:
 @pytest.mark.parametrize(
     ("claim", "said"),
     [
+        ("The 34-layer network beats the 18-layer network by 2.8%.", True),
+        # one name on both sides, told apart by the number joined to it, and "beats" compares
+        ("The 18-layer network beats the 34-layer network by 2.8%.", False),
+        ("The 18-layer network surpasses the 34-layer network by 2.8%.", False),
+    ],
+)
+def test_sides_of_one_name_told_apart_by_their_numbers(claim: str, said: bool) -> None:
+    passage = (
+        "With residual learning the situation is reversed: the 34-layer network is better than the "
+        "18-layer network (by 2.8%), and it has a considerably lower training error."
+    )
+    assert stated(claim, passage) is said
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
         ("Each epoch consisted of 250 gradient steps.", True),
         ("The corpus splits into shards of 64 documents.", True),
         # a difference "by" a comparative verb is still one
