@@ -37,6 +37,7 @@ _SPANS = _BREAKS | {"against", "compared", "over", "to", "from"}  # … or a cla
 _LONG_ROW = 6  # numbers a row of a two-row table holds at the least
 _ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
 _PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
+_MARKS = "*†‡§¶⋆∗★☆♠♣♦♥"  # footnote marks a cell may carry ("0.498⋆")
 _SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")
 # the caption's name of a cell and its bracketed partner: "F1 (exact match)", "BLEU (chrF)"
 # words that lead a caption's name of a column without naming it ("and the number of layers")
@@ -337,7 +338,7 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
     if scale and (v.start + 1 >= len(toks) or toks[v.start + 1].strip(".,;:()[]").lower() != scale):
         return False
     return (
-        v.start < len(toks) and toks[v.start].lstrip(",;:()[]").rstrip(".,;:()[]").rstrip("*†‡§") == first
+        v.start < len(toks) and toks[v.start].lstrip(",;:()[]").rstrip(".,;:()[]").rstrip(_MARKS) == first
     )  # "101093*": a footnote; ".628": a leading point is the number's
 
 
@@ -426,7 +427,25 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         columns = _grouped_before(wide, k) or _after_heading(wide, k)
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
         columns = _paired_columns(toks, header, k)
+    if not columns:
+        return _wider_first(toks, previous_end, built, labels[0][0], k)
     return Table(built, columns)
+
+
+def _wider_first(
+    toks: Sequence[str], previous_end: dict[int, int], built: Sequence[Row], first: int, k: int
+) -> Table:
+    """A table whose header is read once its first label is a word longer than the others' ("Dataset
+    (↓) BM25 DeepCT … MS MARCO 0.658 …"): the labels' heading then stands right before the header.
+    Only where every cell is one measure: columns of systems are named in a word each, columns of
+    measures often in two ("Model Steps TPU Hours PPLX Baseline 1M 12.0K 9.40" has no "PPLX
+    Baseline"); and two words longer takes such a heading for a label."""
+    units = {c.unit for r in built for c in r.cells}
+    header = _header(toks, previous_end, first - 1) if first > 1 and len(units) == 1 else []
+    if len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
+        label = Row(" ".join(toks[first - 1 : built[0].cells[0].start]), built[0].cells, built[0].key)
+        return Table((label, *built[1:]), tuple(header[-k:]))
+    return Table(tuple(built), ())
 
 
 def numbered_column(claim: str, table: Table) -> int | None:
@@ -654,7 +673,7 @@ def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
 
 
 _ARROW = re.compile(r"\s*(?:→|->)\s*")
-_BETTER = re.compile(r"\(?[↓↑]\)?")
+_BETTER = re.compile(r"\(?[↓↑→←]\)?")
 
 
 def _terms(text: str) -> set[str]:

@@ -588,3 +588,24 @@ def test_a_comparison_of_rows_on_a_rate_is_left_alone() -> None:
     # a throughput is the other way round from a runtime: "faster" is not judged on it
     passage = BY_LENGTH.replace("Backward pass runtime (ms)", "Backward pass throughput (tokens/s)")
     assert check_claim("At sequence length 8192, Tiled is faster than Fused Sparse.", passage).supported
+
+
+# a first label a word longer than the others ("Open Web"), group headings of unequal spans, arrows
+# that say which way is better, and cells with star marks
+WIDER_FIRST = (
+    "Retriever (→) Sparse Dense Hybrid Dataset (↓) Okapi Splade Contriever Tower Fusion Open Web 0.61 0.66 "
+    "0.70 0.69 0.72 Medline 0.41⋆ 0.38⋆ 0.35⋆ 0.44⋆ 0.47⋆ Patents 0.22 0.25 0.31 0.27 0.33 Forums 0.52 "
+    "0.49 0.57 0.55 0.60"
+)
+
+
+def test_a_first_label_a_word_longer_leaves_the_header_and_starred_cells_are_read() -> None:
+    table = read(WIDER_FIRST)
+    assert table is not None
+    assert table.columns == ("Okapi", "Splade", "Contriever", "Tower", "Fusion")
+    assert [r.label for r in table.rows] == ["Open Web", "Medline", "Patents", "Forums"]
+    assert [c.text for c in table.rows[1].cells] == ["0.41", "0.38", "0.35", "0.44", "0.47"]
+    assert check_claim("On Patents, Splade scores 0.25.", WIDER_FIRST).status == "supported"
+    assert check_claim("On Patents, Splade scores 0.31.", WIDER_FIRST).status == "not_stated"
+    assert check_claim("On Medline, Tower scores 0.44.", WIDER_FIRST).status == "supported"
+    assert check_claim("On Medline, Tower scores 0.38.", WIDER_FIRST).status == "not_stated"
