@@ -408,10 +408,13 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
                 return why
             if decided:
                 continue
+        if value.unit == "word" and _GAINS.search(claim) and _difference(value, claim_values, passage_values):
+            continue  # "beats TextBlob by about five points, 62.77 against 57.50"
         stated_as = (
             preset.get(value)
             or [v for v in passage_values if _same(v, value)]
-            or [v for v in passage_values if _rounds_to(v, value)]
+            # a number in words is exact unless hedged: "four coefficients" is not 3.8231
+            or [v for v in passage_values if _rounds_to(v, value) and _roundable(claim_tokens, value)]
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
             or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
             or _in_scaled_heading(passage, passage_values, value)
@@ -423,7 +426,9 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             other = [
                 v
                 for v in passage_values
-                if _comparable(v, value) and counted & _attached(passage_tokens, v.start)
+                if _comparable(v, value)
+                and counted & _attached(passage_tokens, v.start)
+                and v.value.is_integer()  # a count's rival is a count: 2.0884 counts nothing
             ]
             other.sort(key=lambda v: v.unit != value.unit)  # a count in words ("five-point") first
             # … but a list of that many of them counts it ("five batch sizes" for "64, 128, …, 1024")
@@ -570,8 +575,8 @@ _GAINS = re.compile(
 def _difference(value: _Value, claim_values: Sequence[_Value], passage_values: Sequence[_Value]) -> bool:
     """``value`` is, as precisely as the claim gives it, the difference between a number the claim
     states and another the passage gives near it ("0.61382, roughly 0.03 below the default" for
-    0.64206)."""
-    if value.unit not in ("", "%"):
+    0.64206; "about five points" for 5.27)."""
+    if value.unit not in ("", "%", "word"):
         return False
     mine = [
         a
@@ -598,6 +603,11 @@ def _in_scaled_heading(passage: str, passage_values: Sequence[_Value], value: _V
     return [
         v for v in passage_values if not v.unit and math.isclose(v.value * scale, value.value, rel_tol=1e-6)
     ]
+
+
+def _roundable(tokens: Sequence[str], value: _Value) -> bool:
+    """Whether ``value`` may be a rounding: written in digits, or in words after a hedge ("about five")."""
+    return value.unit != "word" or (value.start > 0 and tokens[value.start - 1].lower() in _HEDGES)
 
 
 def _version(tokens: Sequence[str], at: int, passage: str) -> bool:
