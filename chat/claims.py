@@ -60,6 +60,7 @@ from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
 from chat.numbers import values as _values
+from chat.numbers import worked_difference as _difference
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
 from chat.polarity import denied as _denied
@@ -570,29 +571,6 @@ _GAINS = re.compile(
     r"ahead|beats?|exceed\w*|surpass\w*|increase\w*|decrease\w*|drops?|reduc\w*)\b",
     re.IGNORECASE,
 )
-
-
-def _difference(value: _Value, claim_values: Sequence[_Value], passage_values: Sequence[_Value]) -> bool:
-    """``value`` is, as precisely as the claim gives it, the difference between a number the claim
-    states and another the passage gives near it ("0.61382, roughly 0.03 below the default" for
-    0.64206; "about five points" for 5.27)."""
-    if value.unit not in ("", "%", "word"):
-        return False
-    mine = [
-        a
-        for a in passage_values
-        if a.unit in ("", "%") and any(_same(a, c) for c in claim_values if c is not value)
-    ]
-    for a in mine:
-        for b in passage_values:
-            if b is a or abs(a.start - b.start) > 2 * NEAR or not _comparable(a, b):
-                continue
-            places = max(len(x.text.rstrip("%").partition(".")[2]) for x in (a, b))
-            gap = round(abs(a.value - b.value), places)
-            said = _Value(gap, "", value.start, f"{gap:.{places}f}")
-            if _same(said, value) or _rounds_to(said, value):
-                return True
-    return False
 
 
 def _in_scaled_heading(passage: str, passage_values: Sequence[_Value], value: _Value) -> list[_Value]:
