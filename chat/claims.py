@@ -63,6 +63,7 @@ from chat.numbers import values as _values
 from chat.numbers import worked_difference as _difference
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
+from chat.polarity import conditions_only as _conditions_only
 from chat.polarity import denied as _denied
 from chat.polarity import negated as _negated
 from chat.polarity import numbers_compared as _numbers_compared
@@ -279,12 +280,20 @@ def _negation_differs(
     claim_negated = _negated(claim, wanted, elsewhere)
     if claim_negated == _negated(best_sentence, wanted) or _paired(best_sentence) & wanted:
         return False  # agreed, or the sentence states the thing both with and without
+    if _conditions_only(claim) and _tabular(best_sentence):
+        return False  # a table gives "without retrieval" as "-" or "Pretraining only", in no words
     # A negated claim may rest on another sentence, when that one denies what the claim denies
     # ("… improves perplexity for fixed length sequences. However, these scalars cannot be applied
     # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added
     # regularization" against a sentence of the subsets and "We do not perform additional
     # regularization" after it).
     return not (claim_negated and _denied_too(claim, wanted, sentences, best_sentence))
+
+
+def _tabular(text: str) -> bool:
+    """Text that reads as a table, read or not: six numbers within sixteen words somewhere in it."""
+    starts = [v.start for v in _values(text)[1]]
+    return any(b - a < 16 for a, b in zip(starts, starts[5:], strict=False))
 
 
 def _denied_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:

@@ -389,6 +389,12 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
     return count % 2 == 1
 
 
+def conditions_only(text: str) -> bool:
+    """Every negation of ``text`` is a "without" condition ("the model without retrieval scores …")."""
+    cues = [m.group().lower() for m in _NEGATION.finditer(text)]
+    return bool(cues) and all(c == "without" for c in cues)
+
+
 _WITH = re.compile(r"\bwith\s+([\w-]+(?:\s+[\w-]+)?)", re.IGNORECASE)
 _PRONOUNS = frozenset(["it", "them", "this", "that", "these", "those", "one"])
 

@@ -1946,3 +1946,18 @@ def test_a_count_in_words_is_not_a_rounded_decimal() -> None:
     )
     claim = "For effort, the B coefficient of 1.9835 is the largest of the four view coefficients."
     assert stated(claim, passage) is True
+
+
+def test_a_without_condition_held_against_a_table_is_no_negation() -> None:
+    # the table says "without retrieval" with a "-" in its Retrieval column, in no words
+    passage = (
+        "Model Retrieval Books News word ppl token ppl Pythia 1.4B - 18.2 12.9 BM25, §4 15.3 10.1 "
+        "Pythia 2.8B - 15.8 11.4 BM25, §4 13.1 9.3 Falcon 7B - 12.0 9.6 BM25, §4 10.4 7.9 Table 6: The "
+        "performance of models from the Pythia family, measured by word-level perplexity on the test "
+        "set of Books and token-level perplexity on the development set of News."
+    )
+    claim = (
+        "Even with BM25 retrieval, Pythia 2.8B's Books perplexity of 13.1 stays above that of Falcon 7B "
+        "without retrieval, 12.0."
+    )
+    assert stated(claim, passage) is True
