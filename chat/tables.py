@@ -23,10 +23,19 @@ from functools import lru_cache
 from itertools import groupby, pairwise
 
 from chat.numbers import Value, comparable, heading_scale, number_word, rounds_to, same, tokens, values
+from chat.table_headers import (
+    LABEL_HEADINGS,
+    SIZE,
+    after_heading,
+    grouped_before,
+    header_words,
+    paired_columns,
+    sized_columns,
+    word_columns,
+)
 from retrieval.evidence import term_list, terms
 
 _MAX_LABEL = 4  # words of a row's label
-_GROUPS = (2, 3, 4)  # group headings over the columns
 _EMPTY = frozenset(["-", "–", "—"])  # an empty cell
 _NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) names no row
 _SCALES = frozenset(terms("billions millions thousands"))  # "(Billions of Tokens)": a unit, no name
@@ -38,11 +47,8 @@ _LONG_ROW = 6  # numbers a row of a two-row table holds at the least
 _ONE_COLUMN_ROWS = 5  # rows of one number each that make a table, not a sentence's list
 _PROSE_WORDS = frozenset(["the", "a", "an", "is", "are", "was", "were", "and", "than", "that", "which", "to"])
 _MARKS = "*†‡§¶⋆∗★☆♠♣♦♥"  # footnote marks a cell may carry ("0.498⋆")
-_SIZE = re.compile(r"\d+(?:\.\d+)?[KMBT]")  # a model's size in its name ("PaLM 540B")
-# the caption's name of a cell and its bracketed partner: "F1 (exact match)", "BLEU (chrF)"
 # words that lead a caption's name of a column without naming it ("and the number of layers")
 _CAPTION_FILLER = frozenset(["and", "the", "a", "an", "number", "of", "we", "report", "list", "is", "are"])
-_PAIR = re.compile(r"\b([A-Z][\w-]*)\s*\(([A-Za-z][\w -]{0,30})\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +132,12 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
     labels = [r.label for r in table.rows]
+    aligned = _aligned(claim, labels, value) if row is None else None
+    if aligned is not None:  # "BERT beats TextBlob by five points, 62.77 against 57.50": in order
+        held = _held_by_named(table, value, mine, near)
+        if held is not None:  # … unless the column they are compared at is known
+            return held
+        row = aligned
     if row is None:  # the row named in the number's clause, else in the claim
         row = _pick(labels, near, whole=True)
     if row is None:  # … or most of it, by a name ("intersective SEAL's" for "SEAL (LM+FM, intersective)")
@@ -239,7 +251,7 @@ def _offset(claim: str, value: Value) -> int:
 
 def _column_sizes(table: Table) -> dict[int, Value]:
     """The sizes that name columns ("PaLM 540B"), by column."""
-    sized = ((i, values(name)[1]) for i, name in enumerate(table.columns) if _SIZE.search(name))
+    sized = ((i, values(name)[1]) for i, name in enumerate(table.columns) if SIZE.search(name))
     return {i: found[-1] for i, found in sized if found and found[-1].unit == "scale"}
 
 
@@ -273,6 +285,34 @@ def _named_before(claim: str, labels: Sequence[str], value: Value) -> int | None
         if at >= 0 and (best is None or at > best[0]):  # the first of a repeated label
             best = (at, i)
     return best[1] if best else None
+
+
+_AGAINST = re.compile(r"^\s*(?:against|vs\.?|versus|compared (?:to|with)|to)\s*$", re.IGNORECASE)
+
+
+def _aligned(claim: str, labels: Sequence[str], value: Value) -> int | None:
+    """The row of a number in a closing pair ("…, 62.77 against 57.50") whose rows the claim names by
+    name once each before it, in the same order; None otherwise."""
+    words, found = values(claim)
+    pair = [v for v in found if v.unit != "word"][-2:]
+    if value not in pair or len(pair) < 2:
+        return None
+    between = " ".join(words[pair[0].start + 1 : pair[1].start])
+    if not _AGAINST.match(between):
+        return None
+    said = _names_said(claim[: _offset(claim, pair[0])]) - _NO_LABEL - _SCALES
+    hits = {i: _terms(label) & said for i, label in enumerate(labels)}
+    if any(sum(t in h for h in hits.values()) > 1 for t in said):
+        return None  # a name of several rows ("NLL" of "DP NLL" and "L2 NLL") names none
+    first = {
+        i: min(j for j in range(pair[0].start) if set(term_list(words[j])) & mine)
+        for i, mine in hits.items()
+        if any(set(term_list(words[j])) & mine for j in range(pair[0].start))
+    }
+    if len(first) != 2:
+        return None
+    order = sorted(first, key=first.__getitem__)
+    return order[pair.index(value)]
 
 
 def _named(label: str) -> bool:
@@ -363,9 +403,14 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         return None
     k = lengths.most_common(1)[0][0]
     rows = [(a, b) for a, b in runs if b - a == k]
-    # two rows make a table only when long: prose does not run ten numbers together
-    if k < 2 or len(rows) < (2 if k >= _LONG_ROW else 3):
+    # two rows make a table only when long (prose does not run ten numbers together), or when a
+    # caption follows them and a header names their columns ("IMDB SUBJQA Word-based 61.90 57.50 BERT
+    # 88.20 62.77 Table 8: …")
+    # (the caption's "Table 8" is no value, and its colon is all that stays of it)
+    captioned = rows[-1][1] < len(toks) and toks[rows[-1][1]] in (":", "|")
+    if k < 2 or len(rows) < (2 if k >= _LONG_ROW or captioned else 3):
         return None
+    short = len(rows) == 2 and k < _LONG_ROW
     labels: list[tuple[int, int]] = []
     previous_end = {b: a for a, b in runs}
     for n, (a, _) in enumerate(rows):
@@ -386,8 +431,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     # … unless a narrower one leaves a header of the labels' heading and a word a column ("Setup
     # Davinci OPT-175B Zero-shot .628 .667 … Few-shot (binary) .354 .759")
     for narrow in range(1, rows[0][0] - first):
-        header = _header(toks, previous_end, rows[0][0] - narrow)
-        if len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
+        header = header_words(toks, previous_end, rows[0][0] - narrow)
+        if len(header) > k and set(term_list(header[-k - 1])) & LABEL_HEADINGS:
             first = rows[0][0] - narrow
             break
     labels[0] = (first, rows[0][0])
@@ -405,11 +450,11 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         return Table(built[1:], tuple(c.text for c in built[0].cells))
     if all(r.cells[0].unit == "scale" for r in built):  # "PaLM 8B …": the size names the row
         built = tuple(Row(r.label, r.cells, r.cells[0]) for r in built)
-    header = _header(toks, previous_end, labels[0][0])
-    columns = _columns(header, k, width)
-    if not columns and len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
+    header = header_words(toks, previous_end, labels[0][0])
+    columns = word_columns(header, k, width)
+    if not columns and len(header) > k and set(term_list(header[-k - 1])) & LABEL_HEADINGS:
         # a caption before the header: the labels' heading ends it, perhaps after group headings
-        columns = _grouped_before(header, k) or tuple(header[-k:])
+        columns = grouped_before(header, k) or tuple(header[-k:])
     if not columns and len(header) == k and labels[0][0] == k:  # the text opens with the header
         columns = tuple(header)
     if (
@@ -420,13 +465,15 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     ):
         columns = tuple(header[-k:])  # "… a continual learning setup. SQuAD Trivia QuAC": after prose
     if not columns:
-        columns = _sized_columns(toks, labels[0][0], k)
+        columns = sized_columns(toks, labels[0][0], k)
     if not columns:
         # headings of several words, sizes among them ("PaLM 8B PaLM 62B", "7.5B Retro")
-        wide = _header(toks, previous_end, labels[0][0], sizes_end_it=False)
-        columns = _grouped_before(wide, k) or _after_heading(wide, k)
+        wide = header_words(toks, previous_end, labels[0][0], sizes_end_it=False)
+        columns = grouped_before(wide, k) or after_heading(wide, k)
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
-        columns = _paired_columns(toks, header, k)
+        columns = paired_columns(toks, header, k)
+    if not columns and short:
+        return None
     if not columns:
         return _wider_first(toks, previous_end, built, labels[0][0], k)
     return Table(built, columns)
@@ -441,8 +488,8 @@ def _wider_first(
     measures often in two ("Model Steps TPU Hours PPLX Baseline 1M 12.0K 9.40" has no "PPLX
     Baseline"); and two words longer takes such a heading for a label."""
     units = {c.unit for r in built for c in r.cells}
-    header = _header(toks, previous_end, first - 1) if first > 1 and len(units) == 1 else []
-    if len(header) > k and set(term_list(header[-k - 1])) & _LABEL_HEADINGS:
+    header = header_words(toks, previous_end, first - 1) if first > 1 and len(units) == 1 else []
+    if len(header) > k and set(term_list(header[-k - 1])) & LABEL_HEADINGS:
         label = Row(" ".join(toks[first - 1 : built[0].cells[0].start]), built[0].cells, built[0].key)
         return Table((label, *built[1:]), tuple(header[-k:]))
     return Table(tuple(built), ())
@@ -466,148 +513,7 @@ def _numbers_header(row: Row) -> bool:
     named = term_list(row.label)
     rising = all(a.value < b.value for a, b in pairwise(row.cells))
     whole = all(c.value.is_integer() and not c.unit for c in row.cells)
-    return bool(named) and named[-1] in _LABEL_HEADINGS and rising and whole
-
-
-def _header(
-    toks: Sequence[str], previous_end: dict[int, int], end: int, *, sizes_end_it: bool = True
-) -> list[str]:
-    """The words before the first row's label, back to the number before them (``previous_end`` maps
-    each run of numbers' end to its start); unless ``sizes_end_it``, a model's size alone is not that
-    number ("PaLM 8B PaLM 62B", "7.5B Retro")."""
-    ends = (
-        b
-        for b, a in previous_end.items()
-        if b <= end and (sizes_end_it or not (b - a == 1 and _SIZE.fullmatch(toks[a])))
-    )
-    # "(↓)", "(↑)": which way is better, no heading
-    return [t for t in toks[max(ends, default=0) : end] if not _BETTER.fullmatch(t)]
-
-
-# Headings of a table's column of labels ("Task Train Development Test"). Where the words between
-# such a heading and the first row are more than one per column, a heading may be of several words
-# ("Frame Accuracy WER") or the first label longer than the others: nothing is read.
-_LABEL_HEADINGS = frozenset(
-    term_list(
-        "model method task dataset system approach setting setup name parser architecture benchmark "
-        "language subset"
-    )
-)
-
-
-def _grouped_before(header: Sequence[str], k: int) -> tuple[str, ...]:
-    """Group headings before the labels' heading and the same headings repeated under each group
-    after it ("XSum SQuAD WritingPrompts Method top-p top-k top-p top-k top-p top-k", "0-shot 1-shot
-    Few-shot Task PaLM 8B PaLM 62B PaLM 540B PaLM 8B …"); the first row's label may have lost a word
-    or two to the header ("log" of "log p(x)")."""
-    for extra in range(3):
-        at = _heading_at(header[: len(header) - extra])
-        if at is None:
-            continue
-        names = header[at + 1 : len(header) - extra]
-        for g in _GROUPS:
-            span = len(names) // g
-            if (
-                k % g
-                or len(names) % g
-                or at < g
-                or [w.lower() for w in names] != [w.lower() for w in names[:span]] * g
-            ):
-                continue
-            under = _segmented(names[:span], k // g)
-            if under:
-                groups = header[at - g : at]
-                return tuple(f"{groups[i // len(under)]} {under[i % len(under)]}" for i in range(k))
-    return ()
-
-
-def _heading_at(header: Sequence[str]) -> int | None:
-    """Where the labels' column's heading stands in a header, or None."""
-    return max((i for i, w in enumerate(header) if set(term_list(w)) & _LABEL_HEADINGS), default=None)
-
-
-_JOINS = frozenset(["of", "per", "in", "at", "for"])  # "# of Heads", "Time per step"
-_PULLS = frozenset(["#", "%", "w/o", "no."])  # a heading's first word that the next one completes
-
-
-def _segmented(words: Sequence[str], k: int) -> tuple[str, ...]:
-    return _segments(words, k) or _segments(words, k, acronyms_complete=True)
-
-
-def _segments(words: Sequence[str], k: int, *, acronyms_complete: bool = False) -> tuple[str, ...]:
-    """``k`` headings of one or more words ("Layers Hidden size D MLP size Heads Params", "Layers # of
-    Heads dmodel # of Parameters (in billions)", "7B Baseline (Ours) GPT-3 … 7.5B Retro", "PaLM 8B
-    PaLM 62B"), or () when the words do not give ``k``: a lower-case word or a one-letter symbol
-    completes a capitalised heading, "#" and "of" take the word after them, a bracket belongs to the
-    heading before it, and a model's size to its name (after it, or before it where the first word
-    is a size); failing that, an acronym completes the word before it ("Prior SOTA")."""
-    sizes_lead = bool(words) and bool(_SIZE.fullmatch(words[0]))
-    out: list[str] = []
-    pull = closed = False
-    depth = 0
-    for word in words:
-        lower = word.lower()
-        if depth or (word.startswith("(") and out):
-            depth = max(0, depth + word.count("(") - word.count(")"))
-            out[-1] += f" {word}"
-        elif pull and out:
-            out[-1] += f" {word}"
-            pull, closed = lower in _JOINS, lower not in _JOINS
-        elif lower in _JOINS and out:
-            out[-1] += f" {word}"
-            pull = True
-        elif _SIZE.fullmatch(word) and not sizes_lead and out and not closed:
-            out[-1] += f" {word}"
-            closed = True
-        elif out and not closed and (word.islower() or len(word) == 1) and out[-1][:1].isupper():
-            out[-1] += f" {word}"
-        elif acronyms_complete and out and not closed and word.isupper() and out[-1].istitle():
-            out[-1] += f" {word}"
-            closed = True
-        else:
-            out.append(word)
-            pull = lower in _PULLS or bool(sizes_lead and _SIZE.fullmatch(word))
-            closed = False
-    return tuple(out) if len(out) == k else ()
-
-
-def _after_heading(header: Sequence[str], k: int) -> tuple[str, ...]:
-    """The header's words after the labels' heading, as ``k`` headings of one or more words, or ()."""
-    at = _heading_at(header)
-    if at is None or len(header) - at - 1 <= k:
-        return ()
-    return _segmented(header[at + 1 :], k)
-
-
-def _paired_columns(toks: Sequence[str], header: Sequence[str], k: int) -> tuple[str, ...]:
-    """Columns of two cells each, the second in brackets ("SQuAD … 86.5 (78.5)"), named by the
-    header's last ``k / 2`` words and the caption's pair ("F1 (exact match)"), or ()."""
-    pair = _PAIR.search(" ".join(toks))
-    if k % 2 or len(header) < k // 2 or pair is None:
-        return ()
-    first, second = pair.group(1), pair.group(2).strip()
-    return tuple(f"{name} {metric}" for name in header[-(k // 2) :] for metric in (first, second))
-
-
-def _sized_columns(toks: Sequence[str], end: int, k: int) -> tuple[str, ...]:
-    """Columns named by models and their sizes, before the labels' heading ("PaLM 8B PaLM 62B PaLM
-    540B Chinchilla Gopher Model …"): ``k`` capitalised names, some followed by a size, or ()."""
-    heading = max((i for i in range(end) if set(term_list(toks[i])) & _LABEL_HEADINGS), default=None)
-    if heading is None:
-        return ()
-    found: list[str] = []
-    i = heading - 1
-    while i >= 0 and len(found) < k:
-        if _SIZE.fullmatch(toks[i]) and i and toks[i - 1][:1].isupper():
-            found.append(f"{toks[i - 1]} {toks[i]}")
-            i -= 2
-        elif toks[i][:1].isupper() and toks[i].isalpha():
-            found.append(toks[i])
-            i -= 1
-        else:
-            break
-    sized = any(" " in name for name in found)
-    return tuple(reversed(found)) if len(found) == k and sized else ()
+    return bool(named) and named[-1] in LABEL_HEADINGS and rising and whole
 
 
 def _one_column(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
@@ -654,26 +560,7 @@ def _numbered(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     return None
 
 
-def _columns(header: Sequence[str], k: int, width: int) -> tuple[str, ...]:
-    """A heading per column when the header has one word per column, after the labels' headings (one
-    to ``width`` words) and perhaps group headings over equal spans; () when it does not fit."""
-    for g in (0, *_GROUPS):
-        if not 1 <= len(header) - g - k <= width or (g and k % g):
-            continue
-        names = header[len(header) - k :]
-        if any(n.lower() in _PULLS for n in names):
-            return ()  # "# layers # params": a "#" alone heads no column
-        if not g:
-            return tuple(names)
-        groups, span = header[len(header) - k - g : len(header) - k], k // g
-        if any(set(term_list(w)) & _LABEL_HEADINGS for w in groups):
-            continue  # the labels' heading stands between the groups and the columns
-        return tuple(f"{groups[i // span]} {names[i]}" for i in range(k))
-    return ()
-
-
 _ARROW = re.compile(r"\s*(?:→|->)\s*")
-_BETTER = re.compile(r"\(?[↓↑→←]\)?")
 
 
 def _terms(text: str) -> set[str]:

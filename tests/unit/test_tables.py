@@ -609,3 +609,27 @@ def test_a_first_label_a_word_longer_leaves_the_header_and_starred_cells_are_rea
     assert check_claim("On Patents, Splade scores 0.31.", WIDER_FIRST).status == "not_stated"
     assert check_claim("On Medline, Tower scores 0.44.", WIDER_FIRST).status == "supported"
     assert check_claim("On Medline, Tower scores 0.38.", WIDER_FIRST).status == "not_stated"
+
+
+# two short rows: a table only because a header names their columns and a caption follows them
+TWO_ROWS = (
+    "CIFAR SVHN Probe-only (SIMPLE) 71.40 66.20 ViT tuned 91.30 73.85 Table 4: Accuracy of the "
+    "probe and the tuned model on CIFAR and on our digits set (SVHN). We then turn to the digits."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("The tuned ViT reaches 91.30 on CIFAR.", True),
+        ("The tuned ViT reaches 73.85 on CIFAR.", False),
+        ("On SVHN, the Simple probe scores 71.40.", False),
+        # a closing pair in the order the rows are named, one row of its own each
+        ("On SVHN the tuned ViT beats Simple by about eight points, 73.85 against 66.20.", True),
+        ("On SVHN the tuned ViT beats Simple by about eight points, 66.20 against 73.85.", False),
+    ],
+)
+def test_two_captioned_rows_are_a_table_and_a_closing_pair_follows_the_names(claim: str, said: bool) -> None:
+    table = read(TWO_ROWS)
+    assert table is not None and table.columns == ("CIFAR", "SVHN")
+    assert check_claim(claim, TWO_ROWS).supported is said
