@@ -633,3 +633,28 @@ def test_two_captioned_rows_are_a_table_and_a_closing_pair_follows_the_names(cla
     table = read(TWO_ROWS)
     assert table is not None and table.columns == ("CIFAR", "SVHN")
     assert check_claim(claim, TWO_ROWS).supported is said
+
+
+# cells of two measures ("94.9/96.4"), and a second table of the same columns without the named row
+SLASHED = (
+    "Model Avg BoolQ CB MultiRC RTE WiC T5-Base 81.2 80.5 91.0/94.2 79.1/41.3 85.0 70.2 MoE-8 84.6 "
+    "83.9 96.4/98.0 82.7/49.9 88.1 74.4 Ours (tuned) 83.9 82.8 96.4/98.0 81.5/47.2 88.1 71.6 Table 6: "
+    "Results on the dev set. Model Avg BoolQ CB MultiRC RTE WiC Few-shot 71.0 78.0 83.9 75.2/- 70.4 52.3 "
+    "Tuned 83.9 82.8 96.4/98.0 81.5/47.2 88.1 71.6 Table 7: Our model few-shot and tuned."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("On CB, T5-Base reaches an F1 of 94.2.", True),
+        ("On MultiRC, MoE-8 scores 82.7.", True),
+        ("On MultiRC, MoE-8 scores 81.5.", False),
+        ("On RTE, the tuned model and MoE-8 are tied at 88.1.", True),
+        # the number given to a row only the first table has, where the second has the other row's
+        ("On WiC, the tuned model scores 74.4, ahead of MoE-8 at 71.6.", False),
+    ],
+)
+def test_cells_of_two_measures_and_the_table_that_names_the_row(claim: str, said: bool) -> None:
+    assert [t.columns[-1] for t in read_all(SLASHED)] == ["WiC", "WiC"]
+    assert check_claim(claim, SLASHED).supported is said
