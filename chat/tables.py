@@ -680,14 +680,12 @@ def _in_full(label: str, words: set[str]) -> bool:
 def verdict_of_any(claim: str, tables: Sequence[Table], value: Value) -> tuple[bool, str]:
     """:func:`verdict` where any of several tables may state the value: stated when one states it,
     else the first table's problem, else undecided."""
-    decided = [(verdict(claim, table, value), table) for table in tables]
+    found = [(verdict(claim, table, value), table) for table in tables]
     # a table with a row the number's clause names in full ("ahead of ST-MoE-32B at 78.8") speaks
     # for that number over one without it
     near = _near(claim, value)
-    named = [
-        found for found, table in decided if found[0] and any(_in_full(r.label, near) for r in table.rows)
-    ]
-    decided = named or [found for found, _ in decided if found[0]]
+    named = [v for v, t in found if v[0] and any(_in_full(r.label, near) for r in t.rows)]
+    decided = named or [v for v, _ in found if v[0]]
     if any(not why for _, why in decided):
         return True, ""
     return decided[0] if decided else (False, "")
