@@ -279,6 +279,12 @@ def _near(claim: str, value: Value) -> set[str]:
     return _said(" ".join(words[lo : value.start] + words[value.start + 1 : stop + 1]))
 
 
+def _in_full(label: str, words: set[str]) -> bool:
+    """Every word of the row's label is among ``words``."""
+    mine = terms(label) - _NO_LABEL
+    return bool(mine) and mine <= words
+
+
 def _named_before(claim: str, labels: Sequence[str], value: Value) -> int | None:
     """Of the labels the number's clause names in full, the one named last before the number
     ("Primer needed 3.8K hours to match the original T5's perplexity": Primer's), or None."""
@@ -286,9 +292,9 @@ def _named_before(claim: str, labels: Sequence[str], value: Value) -> int | None
     near = _near(claim, value)
     best: tuple[int, int] | None = None
     for i, label in enumerate(labels):
-        mine = terms(label) - _NO_LABEL
-        if not mine or not mine <= near:
+        if not _in_full(label, near):
             continue
+        mine = terms(label) - _NO_LABEL
         at = max((j for j in range(value.start) if set(term_list(words[j])) & mine), default=-1)
         if at >= 0 and (best is None or at > best[0]):  # the first of a repeated label
             best = (at, i)
@@ -670,11 +676,6 @@ def read_all(text: str) -> tuple[Table, ...]:
             return found
     whole = read(text)
     return (whole,) if whole is not None else ()
-
-
-def _in_full(label: str, words: set[str]) -> bool:
-    mine = terms(label) - _NO_LABEL
-    return bool(mine) and mine <= words
 
 
 def verdict_of_any(claim: str, tables: Sequence[Table], value: Value) -> tuple[bool, str]:
