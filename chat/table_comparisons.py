@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from chat.names import fold
+from chat.numbers import EMPTY
 from chat.tables import Table, numbered_column
 
 _UP = frozenset(["higher", "larger", "greater", "more", "bigger"])
@@ -43,7 +44,7 @@ def contradicted(claim: str, tables: Sequence[Table], passage: str) -> str | Non
         if left is None or right is None or left == right or column is None:
             continue
         a, b = (table.rows[i].cells for i in (left, right))
-        if column >= min(len(a), len(b)) or a[column].unit != b[column].unit:
+        if column >= min(len(a), len(b)) or a[column].unit != b[column].unit or a[column].unit == EMPTY:
             continue
         x, y = a[column], b[column]
         if x.value != y.value and (x.value > y.value) != up:

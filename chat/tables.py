@@ -15,6 +15,7 @@ clear, nothing is read: the claim is then judged by the words around its number,
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby, pairwise
 
-from chat.numbers import Value, comparable, heading_scale, number_word, rounds_to, same, tokens, values
+from chat.numbers import EMPTY, Value, comparable, heading_scale, number_word, rounds_to, same, tokens, values
 from chat.table_headers import (
     LABEL_HEADINGS,
     SIZE,
@@ -86,7 +87,15 @@ def read(text: str) -> Table | None:
     at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     at = {i: Value(v.value, v.unit, v.start, slashed.get(i, v.text)) for i, v in at.items()}
     runs = _runs(len(words), at)
-    table = _labelled(toks, at, runs) or _numbered(toks, at, runs) or _one_column(toks, at, runs)
+    table = _labelled(toks, at, runs)
+    filled = _with_empty_cells(toks, at, runs)
+    full = _labelled(toks, *filled) if filled else None
+    if full is not None and table is not None and _same_shape(full, table):
+        # … the header as read without them: a longer first row may take a group's name for a heading
+        table = Table(full.rows, table.columns)
+    elif full is not None and (table is None or _cells(full) > _cells(table)):
+        table = full
+    table = table or _numbered(toks, at, runs) or _one_column(toks, at, runs)
     if table is None:
         return None
     table = Table(_scaled(toks, table.rows), table.columns, table.spelled)
@@ -185,16 +194,23 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         column = _pick(list(table.columns), mine)
     if column is None:  # the one column whose size the claim states
         column = _sized_column(claim, table, sizes, mine, near)
+    # a count in words is a cell's only in the column of what it counts ("seven models" in "Models"),
+    # else it may count rows ("the two FlashAttention variants")
+    counted = set(term_list(toks[value.start + 1])) if value.start + 1 < len(toks) else set()
     if column is not None and column < len(cells) and _kin(cells[column], value):
         cell = cells[column]
         if _holds(cell, value):
             return True, ""
+        if value.unit == "word" and not _terms(table.columns[column]) & counted:
+            return False, ""
         label, header = _name(table, row), table.columns[column]
         if table.spelled and table.spelled[column]:
             header = f"{header} ({table.spelled[column]})"
         return True, f"the table gives {cell.text} for {label}, {header}, not {value.text}"
     if any(_holds(c, value) for c in cells):
         return True, ""
+    if value.unit == "word":
+        return False, ""
     this = _name(table, row)  # rows the reader cannot tell from this one decide nothing
     others = [
         i
@@ -398,9 +414,11 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
     first, _, scale = v.text.partition(" ")
     if scale and (v.start + 1 >= len(toks) or toks[v.start + 1].strip(".,;:()[]").lower() != scale):
         return False
-    return (
-        v.start < len(toks) and toks[v.start].lstrip(",;:()[]").rstrip(".,;:()[]").rstrip(_MARKS) == first
-    )  # "101093*": a footnote; ".628": a leading point is the number's
+    if v.start >= len(toks):
+        return False
+    token = toks[v.start].lstrip(",;:()[]").rstrip(".,;:()[]").rstrip(_MARKS)
+    # "101093*": a footnote; ".628": a leading point is the number's; "-6.7", "+0.5": a sign is too
+    return token == first or (token[:1] in "+-−" and token[1:] == first)
 
 
 def _in_label(toks: Sequence[str], v: Value) -> bool:
@@ -409,6 +427,30 @@ def _in_label(toks: Sequence[str], v: Value) -> bool:
     token = toks[v.start]
     before = toks[v.start - 1] if v.start else ""
     return token.startswith("(") and token.rstrip(".,;:").endswith(")") and not re.search(r"\d\W*$", before)
+
+
+def _with_empty_cells(
+    toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]
+) -> tuple[dict[int, Value], list[tuple[int, int]]] | None:
+    """The cells and runs again with empty cells counted ("67.77 - - -": a method that ran out of
+    memory), in runs of two numbers or more; None where the text has none."""
+    empty = {i: Value(math.nan, EMPTY, i, t) for i, t in enumerate(toks) if t in _EMPTY}
+    if not empty:
+        return None
+    both = {**empty, **at}
+    merged: list[tuple[int, int]] = []
+    for a, b in _runs(len(toks), both):
+        inside = [r for r in runs if a <= r[0] < b]
+        merged.extend([(a, b)] if sum(i in at for i in range(a, b)) >= 2 else inside)
+    return (both, merged) if merged != runs else None
+
+
+def _cells(table: Table) -> int:
+    return sum(c.unit != EMPTY for r in table.rows for c in r.cells)
+
+
+def _same_shape(a: Table, b: Table) -> bool:
+    return len(a.rows[0].cells) == len(b.rows[0].cells)
 
 
 def _runs(n: int, at: dict[int, Value]) -> list[tuple[int, int]]:
@@ -493,6 +535,8 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         columns = grouped_before(wide, k) or after_heading(wide, k)
     if not columns and all(toks[i].startswith("(") for a, b in rows for i in range(a + 1, b, 2)):
         columns = paired_columns(toks, header, k)
+    if any(not any(ch.isalnum() for ch in c) for c in columns):
+        columns = ()  # a caption's words and stops ("… correspond to Fig. 1, last set …"): no header
     if not columns and short:
         return None
     if not columns:
