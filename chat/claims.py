@@ -51,7 +51,7 @@ from chat.number_binding import (
 from chat.number_binding import joint_context as _joint_context
 from chat.number_binding import reach as _reach
 from chat.numbers import GREEK as _GREEK
-from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, heading_scale, normalise, shared_scale
+from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, heading_scale, normalise, shared_scale, worked_factor
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import in_table as _in_table
@@ -411,6 +411,8 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
     for value in checks:
         if value.value in agreed or value.start in spanned:
             continue
+        if value.unit == "word" and worked_factor(claim_tokens, value, claim_values):
+            continue  # "56.60 … more than five times the human score of 9.61"
         if value.unit == "word" and _GAINS.search(claim) and _difference(value, claim_values, passage_values):
             continue  # "beats TextBlob by about five points, 62.77 against 57.50"
         span = _span_words(passage, (own_windows or {}).get(value.start, window))
@@ -638,7 +640,8 @@ def _margin(tokens: Sequence[str], at: int) -> bool:
 
 
 _NOT_MARGINS = re.compile(
-    r"(?:form|compos|made|consist|construct|divid|multipl|follow|replac|given|defin|denot|represent)\w*$"
+    r"(?:form|compos|made|consist|construct|divid|multipl|follow|replac|given|defin|denot|represent|"
+    r"generat|produc|written|creat|propos|introduc|releas)\w*$"
 )
 
 
