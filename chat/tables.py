@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,6 +146,10 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return False, ""  # a setting the claim states ("with p set to 0.96"), not a cell
     if any(c.isdigit() and _states([value], c) for c in table.columns):
         return True, ""  # a column's name ("at sequence length 128")
+    if any(_states([value], part) for r in table.rows for part in re.findall(r"\(([^()]*)\)", r.label)):
+        return True, ""  # … or a row's in brackets ("C4 Eval bpb (900B)": a database of 900B tokens)
+    if any(same(size, value) for size in _column_sizes(table).values()):
+        return True, ""  # … or a column's size ("PaLM 540B")
     mine, near = _said(claim), _near(claim, value)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
     row = _keyed(claim, table)
@@ -179,8 +184,6 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     if key is not None and same(key, value):
         return True, ""  # the row's name
     sizes = _column_sizes(table)
-    if any(same(size, value) for size in sizes.values()):
-        return True, ""  # a column's name ("PaLM 540B")
     # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
     listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
     column = _pick(list(table.columns), near, then=mine) if table.columns and not listed else None
@@ -511,6 +514,9 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         return None
     if _numbers_header(built[0]) and len(built) > 2:  # "Attention Method 128 256 … 65536" heads the rows
         return Table(built[1:], tuple(c.text for c in built[0].cells))
+    sizes = [all(c.unit == "scale" for c in r.cells) for r in built]
+    if len(built) > 2 and sizes[0] and not any(sizes[1:]):  # "Baseline Retro 172M 425M … 7.5B": models
+        return Table(built[1:], _grouped_sizes(toks, built[0]))
     if all(r.cells[0].unit == "scale" for r in built):  # "PaLM 8B …": the size names the row
         built = tuple(Row(r.label, r.cells, r.cells[0]) for r in built)
     header = header_words(toks, previous_end, labels[0][0])
@@ -542,6 +548,23 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
     if not columns:
         return _wider_first(toks, previous_end, built, labels[0][0], k)
     return Table(built, columns)
+
+
+def _grouped_sizes(toks: Sequence[str], row: Row) -> tuple[str, ...]:
+    """The headings of a header of sizes, under the groups named before them when the sizes repeat
+    once for each ("Baseline Retro [Off] Retro[On] 172M 1.5B 172M 1.5B 172M 1.5B": "Retro[On] 1.5B")."""
+    said = [c.text for c in row.cells]
+    width = next((i for i in range(1, len(said)) if said[i] == said[0]), len(said))
+    groups = len(said) // width
+    words: list[str] = []
+    for token in toks[max(0, row.cells[0].start - _MAX_HEADER) : row.cells[0].start]:
+        if token.startswith("[") and words:  # "Retro [Off]": a bracket qualifies the word before
+            words[-1] = f"{words[-1]} {token}"
+        else:
+            words.append(token)
+    if groups < 2 or len(said) % width or said != said[:width] * groups or len(words) < groups:
+        return tuple(said)
+    return tuple(f"{group} {size}" for group in words[-groups:] for size in said[:width])
 
 
 def _wider_first(
@@ -632,6 +655,7 @@ def _terms(text: str) -> set[str]:
     """A text's terms, and its hyphened words whole: "top-k" and "top-p" are told apart, and
     "zero-shot" is "0-shot"."""
     text = _ARROW.sub("→", text)  # "D →S" is "D→S"
+    text = unicodedata.normalize("NFKC", text)  # a PDF's ligatures: "Retro [Oﬀ]" is "Retro [Off]"
     out = terms(text)
     for word in text.split():
         if "→" in word:  # "D→S" and "D→T" are told apart

@@ -701,3 +701,52 @@ def test_a_captions_words_and_stops_are_no_header() -> None:
     table = read(text)
     assert table is not None and len(table.rows) >= 4
     assert all(any(ch.isalnum() for ch in c) for c in table.columns)
+
+
+SIZES_HEADER = (
+    "Table 3 | Full results; the first rows are Fig. 1. Base Ours [Off] Ours[On] 10M 20M 10M 20M 10M 20M "
+    "Eval bpb 0.98 0.92 0.97 0.90 0.82 0.77 Eval bpb (9B) - - - - 0.88 0.83 Eval bpb (3B) - - - - 0.92 "
+    "0.87 Eval bpb (1B) - - - - 0.94 0.89"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("With retrieval on, the 20M Ours model reaches 0.77 bpb on Eval.", True),
+        ("The 20M Base model reaches 0.77 bpb on Eval.", False),
+        ("The 10M Base model reaches 0.98 bpb on Eval.", True),
+        # a number in a row's brackets is that row's name
+        ("With a 9B-token database, the 20M Ours model with retrieval on reaches 0.83 bpb.", True),
+    ],
+)
+def test_a_header_of_sizes_under_groups(claim: str, said: bool) -> None:
+    table = read(SIZES_HEADER)
+    assert table is not None
+    assert table.columns[:2] == ("Base 10M", "Base 20M")
+    assert table.columns[-1] == "Ours[On] 20M"
+    assert check_claim(claim, SIZES_HEADER).supported is said
+
+
+LIGATURES = (
+    "Retrieval IMDB SubjQA Retrieval oﬀ 61.90 57.50 Retrieval on 80.10 55.30 Retrieval ﬁltered 88.20 "
+    "62.77 Retrieval mixed 84.40 60.05 Table 8: Subjectivity accuracy."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said"),
+    [
+        ("With retrieval off, the model reaches 57.50 on SubjQA.", True),
+        ("With retrieval off, the model reaches 55.30 on SubjQA.", False),
+        ("With filtered retrieval, the model reaches 62.77 on SubjQA.", True),
+        ("With filtered retrieval, the model reaches 60.05 on SubjQA.", False),
+    ],
+)
+def test_a_labels_ligatures_are_its_letters(claim: str, said: bool) -> None:
+    table = read(LIGATURES)
+    assert table is not None
+    number = next(v for v in values(claim)[1] if "." in v.text)
+    decided, why = verdict(claim, table, number)  # the row is read, "oﬀ" as "off"
+    assert decided and (why == "") is said
+    assert check_claim(claim, LIGATURES).supported is said
