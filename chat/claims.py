@@ -38,6 +38,7 @@ from chat.number_binding import (
     IN_PLACE_OF,
     assignment_gainsaid,
     assignments,
+    extreme_gainsaid,
     gainsaid,
     list_spans,
     lists,
@@ -392,7 +393,11 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
     claim_words, claim_values = _values(claim)
     if not claim_values:
         return None
-    problem = range_gainsaid(claim, passage) or assignment_gainsaid(claim, passage)
+    problem = (
+        range_gainsaid(claim, passage)
+        or extreme_gainsaid(claim, passage)
+        or assignment_gainsaid(claim, passage)
+    )
     if problem:
         return problem
     passage_words, passage_values = _values(passage)

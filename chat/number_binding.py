@@ -457,6 +457,30 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
     return None
 
 
+_UPPER = re.compile(r"\b(?:highest|maximum|max|largest|greatest|upper|at most|up to)\b", re.IGNORECASE)
+_LOWER = re.compile(r"\b(?:lowest|minimum|min|smallest|least)\b", re.IGNORECASE)
+
+
+def extreme_gainsaid(claim: str, passage: str) -> str | None:
+    """A range's one end said to be its other ("the highest temperature was 0.25" against "a range of
+    0.25 to 0.5"), where the claim states only that end."""
+    up, down = bool(_UPPER.search(claim)), bool(_LOWER.search(claim))
+    if up == down:
+        return None
+    mine = [v for v in values(claim)[1] if v.unit != "word"]
+    for c, d in ranges(passage):
+        low, high = sorted((c, d), key=lambda v: v.value)
+        wrong, right = (low, high) if up else (high, low)
+        if (
+            low.value < high.value
+            and any(same(v, wrong) for v in mine)
+            and not any(same(v, right) for v in mine)
+        ):
+            end = "lowest" if up else "highest"
+            return f"the passage gives {wrong.text} as the {end} of {low.text} to {high.text}"
+    return None
+
+
 def _end(mine: Value, theirs: Value) -> bool:
     """A range's end as the passage gives it, or rounded ("about 7 to 21 days" for "6.9-21.0")."""
     return same(mine, theirs) or rounds_to(theirs, mine)

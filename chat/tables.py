@@ -92,7 +92,8 @@ def read(text: str) -> Table | None:
     filled = _with_empty_cells(toks, at, runs)
     full = _labelled(toks, *filled) if filled else None
     if full is not None and table is not None and _same_shape(full, table):
-        # … the header as read without them: a longer first row may take a group's name for a heading
+        # rows with empty cells too, under the header read without them (a longer first row may take
+        # a group's name for a heading)
         table = Table(full.rows, table.columns)
     elif full is not None and (table is None or _cells(full) > _cells(table)):
         table = full

@@ -2012,3 +2012,25 @@ def test_a_factor_in_words_the_claims_numbers_work_out(claim: str, worked: bool)
     claim_values = values(claim)[1]
     factor = next(v for v in claim_values if v.unit == "word")
     assert worked_factor(tokens(claim), factor, claim_values) is worked
+
+
+SETTINGS = (
+    "We set the sampling temperature to a range of 0.25 to 0.5, depending on the generation, and the "
+    "batch size to between 16 and 64."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The highest sampling temperature was 0.5.", True),
+        ("The highest sampling temperature was 0.25.", False),
+        ("The sampling temperature went up to 0.5.", True),
+        ("The sampling temperature went up to 0.25.", False),
+        ("The smallest batch size was 16.", True),
+        ("The smallest batch size was 64.", False),
+        ("The sampling temperature ranged from 0.25 to 0.5.", True),
+    ],
+)
+def test_a_ranges_end_said_to_be_its_other(claim: str, stated: bool) -> None:
+    assert check_claim(claim, SETTINGS).supported is stated
