@@ -149,7 +149,8 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
         return True, ""  # a column's name ("at sequence length 128")
     if any(_states([value], part) for r in table.rows for part in re.findall(r"\(([^()]*)\)", r.label)):
         return True, ""  # … or a row's in brackets ("C4 Eval bpb (900B)": a database of 900B tokens)
-    if any(same(size, value) for size in _column_sizes(table).values()):
+    sizes = _column_sizes(table)
+    if any(same(size, value) for size in sizes.values()):
         return True, ""  # … or a column's size ("PaLM 540B")
     mine, near = _said(claim), _near(claim, value)
     # a row's number-name the claim states names it before its words do ("1792B" over "MassiveText")
@@ -184,7 +185,6 @@ def verdict(claim: str, table: Table, value: Value) -> tuple[bool, str]:
     key = table.rows[row].key
     if key is not None and same(key, value):
         return True, ""  # the row's name
-    sizes = _column_sizes(table)
     # "0.32 and 0.35 … with top-p and top-k, respectively": the columns are named in a list of their own
     listed = bool(re.search(r"\brespectively\b", claim, re.IGNORECASE))
     column = _pick(list(table.columns), near, then=mine) if table.columns and not listed else None
