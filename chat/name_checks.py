@@ -71,9 +71,32 @@ def entities(
             continue
         if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
             return f"the passage says {extra[0]} here, not {name}"
-        if not _plain(name) and not _holds_name(passage, name) and not _abbreviates(passage, name):
+        if (
+            not _plain(name)
+            and not _holds_name(passage, name)
+            and not _abbreviates(passage, name)
+            and not _plural_of_named(passage, name)
+            and not _authors_own(name, claim, window)
+        ):
             return f"{name} is not named in the passage"
     return None
+
+
+def _plural_of_named(passage: str, name: str) -> bool:
+    """A plural of a name the passage writes ("ViTs" and "ResNets" where it says "ViT models")."""
+    plural = len(name) > 2 and name.endswith("s") and not name.endswith("ss")
+    return plural and _holds_name(passage, name[:-1])
+
+
+_FIRST_PERSON = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
+
+
+def _authors_own(name: str, claim: str, window: str) -> bool:
+    """A claim that calls the authors' own system by its name ("PaLM's largest model", "FlashAttention's
+    backward pass") where the sentence it rests on says "our largest model": the paper's name for what
+    the passage speaks of in the first person, not a name swapped in."""
+    possessive = re.search(rf"(?<![\w-]){re.escape(name)}['’]s\b", claim)
+    return bool(possessive) and bool(_FIRST_PERSON.search(window))
 
 
 # Words before a noun that do not say which kind of it ("each class", "we mask", "four tasks").

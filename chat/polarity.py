@@ -422,7 +422,7 @@ def denied(text: str) -> set[str]:
 
 def _governed(text: str, end: int) -> set[str]:
     """The words a negation ending at ``end`` governs: up to three, within its clause."""
-    return terms(" ".join(re.split(r"[,;:.!?]", text[end:])[0].split()[:3]))
+    return terms(" ".join(re.split(r"[,;:.!?(]", text[end:])[0].split()[:3]))  # "(PPO)" names, is not denied
 
 
 _CONTRAST = re.compile(r"unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from")

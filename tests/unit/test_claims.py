@@ -2034,3 +2034,57 @@ SETTINGS = (
 )
 def test_a_ranges_end_said_to_be_its_other(claim: str, stated: bool) -> None:
     assert check_claim(claim, SETTINGS).supported is stated
+
+
+MEMORISED = (
+    "Examples seen exactly once in the training have a memorization rate of 0.75% for our largest model, "
+    "while examples seen more than 500 times have a memorization rate of over 40%."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        # the authors' own system, which the passage speaks of in the first person, called by its name
+        ("Examples seen once were memorized at 0.75% by PaLM's largest model.", MEMORISED, True),
+        # … but not where the passage names no one as its own
+        (
+            "Examples seen once were memorized at 0.75% by PaLM's largest model.",
+            MEMORISED.replace("our largest", "the largest"),
+            False,
+        ),
+        # … and a name not in the passage beside the system, not its owner, is still not stated
+        ("The largest model memorized 0.75% of the examples seen once with RMSProp.", MEMORISED, False),
+    ],
+)
+def test_a_possessive_name_for_the_authors_own_system(claim: str, passage: str, stated: bool) -> None:
+    assert check_claim(claim, passage).supported is stated
+
+
+def test_a_bracketed_name_after_without_is_not_denied() -> None:
+    passage = (
+        "Our InstructGPT models (PPO-ptx) as well as its variant trained without pretraining mix (PPO) "
+        "outperform the GPT-3 baselines; outputs from our 1.3B PPO-ptx model are preferred to those from "
+        "the 175B GPT-3."
+    )
+    assert check_claim(
+        "Outputs of the 1.3B PPO-ptx model were preferred to the 175B GPT-3's.", passage
+    ).supported
+    assert not check_claim(
+        "Outputs of the 1.3B PPO-ptx model were not preferred to the 175B GPT-3's.", passage
+    ).supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("In memory-efficiency, large ViTs have a clear advantage over ResNets.", True),
+        ("In memory-efficiency, large CNNs have a clear advantage over ResNets.", False),
+    ],
+)
+def test_a_plural_of_a_name_the_passage_writes_is_named(claim: str, stated: bool) -> None:
+    passage = (
+        "This shows that large ViT models have a clear advantage in terms of memory-efficiency over "
+        "ResNet models."
+    )
+    assert check_claim(claim, passage).supported is stated
