@@ -74,7 +74,7 @@ def _stems(words: Sequence[str]) -> set[str]:
         if not any(c.isdigit() for c in t) and t not in _FUNCTION and number_word(w.lower()) is None
     }
     named = [w for w in words if re.search("[A-Za-z]", w) and re.search(r"\d", w) and not NUMBER.search(w)]
-    sizes = [w for w, after in pairwise([*words, ""]) if _names_a_model(w, after)]
+    sizes = [w for i, w in enumerate(words) if _sized(words, i)]
     return out | {re.sub(r"[^a-z0-9]", "", w.lower()) for w in [*named, *sizes]}
 
 
@@ -83,14 +83,16 @@ _MODEL_WORDS = frozenset(["model", "models", "variant", "version", "baseline"])
 
 
 def _sized(toks: Sequence[str], at: int) -> bool:
-    """Whether the token at ``at`` is a size that names the model after it."""
-    return _names_a_model(toks[at], toks[at + 1] if at + 1 < len(toks) else "")
-
-
-def _names_a_model(token: str, after: str) -> bool:
-    """A size before "model" names the model ("the 172M model … whereas the 7B model"): a name, not a
-    value of the clause."""
-    return bool(_SIZE.fullmatch(token.strip(".,;:()"))) and after.lower().strip(".,;:()") in _MODEL_WORDS
+    """Whether the token at ``at`` is a size that names the model after it ("the 172M model … whereas
+    the 7B model", "our 175B PPO-ptx model"): a name, not a value of the clause."""
+    if not _SIZE.fullmatch(toks[at].strip(".,;:()")):
+        return False
+    after = [t.strip(".,;:()") for t in toks[at + 1 : at + 3]]
+    if after[:1] and after[0].lower() in _MODEL_WORDS:
+        return True
+    # the name of a variant between ("175B SFT model"), not a break before it
+    named = len(after) == 2 and any(c.isupper() for c in after[0]) and toks[at + 1][-1] not in ".,;:)"
+    return named and after[1].lower() in _MODEL_WORDS
 
 
 def _sentences(toks: Sequence[str]) -> list[tuple[int, int]]:
@@ -257,9 +259,9 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
     if any(_between_is_list(toks, a, b) or (_bracketed(toks[b]) and b == a + 1) for a, b in pairwise(starts)):
         return {}  # a list of numbers ("2.0 and 0.8"): the items they are aligned with say whose
     # The first clause from its number on: the words before are the sentence's subject, said of all —
-    # unless a model named by its size stands between a clause break and it ("…: the 172M model
+    # unless a model named by its size stands between a clause break (or the start) and it ("…: the 172M model
     # improves with up to 10 neighbours, whereas the 7B model …"): that is the first clause's own.
-    first = max((j for j in range(lo + 1, starts[0]) if toks[j - 1][-1] in ",;:"), default=starts[0])
+    first = max((j for j in range(lo + 1, starts[0]) if toks[j - 1][-1] in ",;:"), default=lo)
     first = first if any(_sized(toks, j) for j in range(first, starts[0])) else starts[0]
     # … or when the next clause says the same of a subject of its own, with a verb of its own ("The
     # three smaller models are trained with a batch size of 256 and the largest model is trained with

@@ -2088,3 +2088,19 @@ def test_a_plural_of_a_name_the_passage_writes_is_named(claim: str, stated: bool
         "ResNet models."
     )
     assert check_claim(claim, passage).supported is stated
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("Training the 175B SFT model required 4.9 petaflop/s-days.", True),
+        ("Training the 175B SFT model required 60 petaflop/s-days.", False),
+        ("Training the 175B PPO-ptx model required 60 petaflop/s-days.", True),
+    ],
+)
+def test_a_size_before_a_variants_name_names_the_model(claim: str, stated: bool) -> None:
+    passage = (
+        "Training our 175B SFT model requires 4.9 petaflops/s-days and training our 175B PPO-ptx model "
+        "requires 60 petaflops/s-days, compared to 3,640 petaflops/s-days for GPT-3."
+    )
+    assert check_claim(claim, passage).supported is stated
