@@ -57,6 +57,8 @@ _COMMON_CAPITALS = frozenset(
 
 
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+# A bound written onto its number ("the under-18 share", "over-65s"): a value, not a name.
+_BOUND = re.compile(r"(?:under|over|above|below|up|sub|pre|post)-\d[\d.]*", re.IGNORECASE)
 
 
 def names(text: str, *, anywhere: bool = False) -> list[str]:
@@ -67,7 +69,7 @@ def names(text: str, *, anywhere: bool = False) -> list[str]:
         name = match.group().strip(".-")
         if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
             continue
-        if _ORDINAL.fullmatch(name):  # "won the 1st place": a rank, not a name
+        if _ORDINAL.fullmatch(name) or _BOUND.fullmatch(name):  # "won the 1st place": a rank, not a name
             continue
         if plain(name) and not _is_proper(text, match.start()):
             continue

@@ -459,6 +459,7 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
     return None
 
 
+REACH = 10  # words from a superlative to the number it qualifies (in one clause)
 _UPPER = re.compile(r"\b(?:highest|maximum|max|largest|greatest|upper|at most|up to)\b", re.IGNORECASE)
 _LOWER = re.compile(r"\b(?:lowest|minimum|min|smallest|least)\b", re.IGNORECASE)
 
@@ -469,14 +470,28 @@ def extreme_gainsaid(claim: str, passage: str) -> str | None:
     up, down = bool(_UPPER.search(claim)), bool(_LOWER.search(claim))
     if up == down:
         return None
-    mine = [v for v in values(claim)[1] if v.unit != "word"]
+    # only a number the superlative qualifies, in its clause: "the highest temperature they used was
+    # 0.25", not the "18" of "the largest group is 25 to 44 …, and the under-18 share …"
+    text = clean(claim)
+    said = [len(text[: m.end()].split()) - 1 for m in (_UPPER if up else _LOWER).finditer(text)]
+    stated = [v for v in values(claim)[1] if v.unit != "word"]
+    toks = tokens(claim)
+    mine = [
+        v
+        for v in stated
+        if any(
+            0 < v.start - i <= REACH
+            and not any(t[-1] in ",;:" or t.lower() in _CLAUSE_WORDS for t in toks[i : v.start])
+            for i in said
+        )
+    ]
     for c, d in ranges(passage):
         low, high = sorted((c, d), key=lambda v: v.value)
         wrong, right = (low, high) if up else (high, low)
         if (
             low.value < high.value
             and any(same(v, wrong) for v in mine)
-            and not any(same(v, right) for v in mine)
+            and not any(same(v, right) for v in stated)
         ):
             end = "lowest" if up else "highest"
             return f"the passage gives {wrong.text} as the {end} of {low.text} to {high.text}"

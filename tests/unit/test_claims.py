@@ -2104,3 +2104,13 @@ def test_a_size_before_a_variants_name_names_the_model(claim: str, stated: bool)
         "requires 60 petaflops/s-days, compared to 3,640 petaflops/s-days for GPT-3."
     )
     assert check_claim(claim, passage).supported is stated
+
+
+def test_a_superlative_gainsays_only_the_range_end_it_qualifies() -> None:
+    passage = (
+        "In the county, 23.50% were under the age of 18, 8.70% from 18 to 24, 29.70% from 25 to 44 and "
+        "13.30% 65 years of age or older."
+    )
+    claim = "The largest age group is 25 to 44 at 29.7%, and the under-18 share is 23.5%."
+    assert check_claim(claim, passage).supported
+    assert not check_claim("The largest age group starts at 18 years.", passage).supported
