@@ -69,7 +69,7 @@ def names(text: str, *, anywhere: bool = False) -> list[str]:
         name = match.group().strip(".-")
         if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
             continue
-        if _ORDINAL.fullmatch(name) or _BOUND.fullmatch(name):  # "won the 1st place": a rank, not a name
+        if _ORDINAL.fullmatch(name) or _BOUND.fullmatch(name):  # "the 1st place": a rank, not a name
             continue
         if plain(name) and not _is_proper(text, match.start()):
             continue

@@ -459,7 +459,7 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
     return None
 
 
-REACH = 10  # words from a superlative to the number it qualifies (in one clause)
+_SUPERLATIVE_REACH = 10  # words from a superlative to the number it qualifies (in one clause)
 _UPPER = re.compile(r"\b(?:highest|maximum|max|largest|greatest|upper|at most|up to)\b", re.IGNORECASE)
 _LOWER = re.compile(r"\b(?:lowest|minimum|min|smallest|least)\b", re.IGNORECASE)
 
@@ -480,7 +480,7 @@ def extreme_gainsaid(claim: str, passage: str) -> str | None:
         v
         for v in stated
         if any(
-            0 < v.start - i <= REACH
+            0 < v.start - i <= _SUPERLATIVE_REACH
             and not any(t[-1] in ",;:" or t.lower() in _CLAUSE_WORDS for t in toks[i : v.start])
             for i in said
         )
