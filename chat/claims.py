@@ -48,6 +48,7 @@ from chat.number_binding import (
     ratio_fits,
     ratios,
     rounds_from,
+    stated_together,
 )
 from chat.number_binding import joint_context as _joint_context
 from chat.number_binding import reach as _reach
@@ -64,13 +65,10 @@ from chat.numbers import values as _values
 from chat.numbers import worked_difference as _difference
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
-from chat.polarity import conditions_only as _conditions_only
-from chat.polarity import denied as _denied
-from chat.polarity import negated as _negated
+from chat.polarity import negation_differs as _negation_differs
 from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped
-from chat.polarity import paired as _paired
 from chat.polarity import placed_swapped as _placed_swapped
 from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
@@ -254,57 +252,11 @@ def _check(
     )
     if problem:
         return fail("direction", problem)
-    if not tabled and _negation_differs(claim, wanted, passage, window.text, sentences):
+    if not tabled and _negation_differs(
+        claim, wanted, passage, _best_sentence(window.text, wanted, claim), sentences
+    ):
         return fail("negation", "the passage says the opposite (a negation does not agree)")
     return ClaimCheck("supported", "", "", passage[span[0] : span[1]], span)
-
-
-def _negation_differs(
-    claim: str, wanted: set[str], passage: str, window: str, sentences: Sequence[str]
-) -> bool:
-    """Whether the claim's negation disagrees with the sentence it rests on. A claim of two statements
-    joined by a semicolon ("X is not done; Y is left implicit") holds each against the passage's
-    sentence that says most of it."""
-    parts = [p for p in claim.split(";") if len(terms(p) & wanted) >= 3]
-    if len(parts) > 1:
-        for part in parts:
-            mine = terms(part) & wanted
-            said = max(sentences, key=lambda t: len(mine & terms(t)))
-            part_negated = _negated(part, mine, passage.replace(said, " "))
-            if part_negated != _negated(said, mine) and not (
-                part_negated and _denied_too(part, mine, sentences, said)
-            ):
-                return True
-        return False
-    best_sentence = _best_sentence(window, wanted, claim)
-    elsewhere = passage.replace(best_sentence, " ")
-    claim_negated = _negated(claim, wanted, elsewhere)
-    if claim_negated == _negated(best_sentence, wanted) or _paired(best_sentence) & wanted:
-        return False  # agreed, or the sentence states the thing both with and without
-    if _conditions_only(claim) and _tabular(best_sentence):
-        return False  # a table gives "without retrieval" as "-" or "Pretraining only", in no words
-    # A negated claim may rest on another sentence, when that one denies what the claim denies
-    # ("… improves perplexity for fixed length sequences. However, these scalars cannot be applied
-    # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added
-    # regularization" against a sentence of the subsets and "We do not perform additional
-    # regularization" after it).
-    return not (claim_negated and _denied_too(claim, wanted, sentences, best_sentence))
-
-
-def _tabular(text: str) -> bool:
-    """Text that reads as a table, read or not: six numbers within sixteen words somewhere in it."""
-    starts = [v.start for v in _values(text)[1]]
-    return any(b - a < 16 for a, b in zip(starts, starts[5:], strict=False))
-
-
-def _denied_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:
-    """Whether a sentence other than ``held`` denies what the claim denies, of the claim's words."""
-    mine = _denied(claim) & wanted
-    return any(
-        _negated(text, wanted) and mine & _denied(text) and len(terms(text) & wanted) >= 3
-        for text in sentences
-        if text != held
-    )
 
 
 def _singles(windows: Sequence[Sentence]) -> int:
@@ -341,6 +293,8 @@ def _label(text_words: Sequence[str], raw: str, at: int) -> str | None:
     sentence's subject), folded; None when there is none within reach. A name the number is said
     "on" or "for" right after it is its own ("74.4%→82.1% on GSM8K, 78.2%→83.0% on DROP")."""
     names = {_fold(n) for n in _names(raw)}
+    if text_words[at + 1 : at + 2] == ["to"] and re.match(r"\d", "".join(text_words[at + 2 : at + 3])):
+        at += 2  # a change, "74.4% to 82.1% on GSM8K": the name after its end is the change's
     after = [w.strip(".,;:()[]\"'") for w in text_words[at + 1 : at + 4]]
     if after[:1] in (["on"], ["for"]):
         named = after[2] if after[1:2] == ["the"] and len(after) > 2 else after[1:2] and after[1]
@@ -413,6 +367,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         v for name, said in assignments(claim).items() for v in said & assignments(passage).get(name, set())
     }
     spanned = list_spans(claim, passage)  # "from 62 to 121 days" for "(62, 74, 112, 121 days)"
+    together = stated_together(claim, passage)
     for value in checks:
         if value.value in agreed or value.start in spanned:
             continue
@@ -459,7 +414,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         if not stated_as:
             return f"{value.text} is not in the passage"
         # A number in brackets after a name is that name's ("18% of VGG-19 (19.6 billion FLOPs)").
-        owner = {_bracketed_for(passage_tokens, v.start, passage) for v in stated_as}
+        owner = {_bracketed_for(passage_tokens, v.start, passage, claim_names) for v in stated_as}
         name = owner.pop() if len(owner) == 1 else None
         if name and not {t for t in term_list(name) if t.isalpha()} & claim_terms:
             return f"the passage gives {value.text} for {name}"
@@ -480,6 +435,8 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             return verdicts[0][0]
         stated_as = [v for v, (why, _) in zip(stated_as, verdicts, strict=True) if not why]
         not_rivals = [w for why, others in verdicts if not why for w in others]
+        if value.start in together:
+            continue
         claim_ctx = _joint_context(claim, claim_words, claim_values, value)
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
@@ -618,13 +575,23 @@ _CONTRASTS = re.compile(
 )
 
 
-def _bracketed_for(tokens: Sequence[str], at: int, text: str) -> str | None:
+def _bracketed_for(tokens: Sequence[str], at: int, text: str, claim_names: set[str]) -> str | None:
     """The name right before the bracket the number at word ``at`` opens ("VGG-19 (19.6 billion"),
-    or None."""
+    or None; None too when the bracket names items of its own that the claim names ("LLM (74.4% to
+    82.1% on GSM8K, …)": the claim may call the model otherwise)."""
     if at < 1 or not tokens[at].startswith("("):
         return None
+    names = {_fold(n) for n in _names(text)}
     before = tokens[at - 1].strip(".,;:\"'")
-    return before if before and _fold(before) in {_fold(n) for n in _names(text)} else None
+    if not before or _fold(before) not in names:
+        return None
+    labels = set()  # the bracket's items, each named "on" or "for" after its number
+    for prev, tok in zip(tokens[at : at + 40], tokens[at + 1 : at + 41], strict=False):
+        if prev.lower() in ("on", "for"):
+            labels.add(_fold(tok.strip(".,;:()[]\"'")))
+        if tok.rstrip(".,;:").endswith(")"):
+            break
+    return None if labels & names & claim_names else before
 
 
 def _put_aside(tokens: Sequence[str], at: int) -> bool:

@@ -139,7 +139,16 @@ def modifier_swapped(claim: str, window: str, passage: str) -> str | None:
     for (modifier, head), text in _pairs(claim).items():
         if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS or head in _NOT_HEADS:
             continue
-        other = [t for (m, h), t in theirs.items() if h == head and m not in mine and m not in _NOT_KINDS]
+        # A name the sentence puts on other heads too ("GPU SRAM … GPU HBM") says where or whose, not
+        # which kind ("data parallelism … data center" is a kind).
+        other = [
+            t
+            for (m, h), t in theirs.items()
+            if h == head
+            and m not in mine
+            and m not in _NOT_KINDS
+            and not (t[:1].isupper() and any(m == n and g != h for n, g in theirs))
+        ]
         if other:
             return f"the passage says {other[0]!r} here, not {text!r}"
     return None

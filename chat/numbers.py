@@ -153,6 +153,15 @@ _FOOTNOTED = re.compile(r"(?<![\w.])(\d+\.\d+)[a-f](?=[\s),;]|$)")
 _SECONDS = re.compile(r"(?<![\w.])(?!(?:19|20)\d0s)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?s(?=[\s,.;:)\]]|$)")
 
 
+# "74.4%→82.1%" is a change from one to the other, read "74.4% to 82.1%"; "k ∈{5, 10}" is a set
+# whose braces are not part of its numbers.
+_ARROW = re.compile(r"(?<=[\d%])\s*(?:→|->|⟶)\s*(?=\d)")
+_BRACES = re.compile(r"\{(?=\d)|(?<=\d)\}")
+# "one in a million" is a chance of 1e-6, not a million.
+_ONE_IN = re.compile(r"\b(?:one|1) in (?:a |one )?(thousand|million|billion)\b", re.IGNORECASE)
+_ONE_IN_POWERS = {"thousand": "1e-3", "million": "1e-6", "billion": "1e-9"}
+
+
 def clean(text: str) -> str:
     """The text as numbers are read from it: citations, section and table references out, words
     broken at a line's end joined, powers of ten written as one number, short forms spelled out,
@@ -162,6 +171,8 @@ def clean(text: str) -> str:
     text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m.group(1)], _SECONDS.sub(r"\1\2 seconds", text))
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
     text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
+    text = _BRACES.sub(" ", _ARROW.sub(" to ", text))
+    text = _ONE_IN.sub(lambda m: _ONE_IN_POWERS[m.group(1).lower()], text)
     return _powers(_BROKEN.sub(_join, text))
 
 
@@ -298,7 +309,10 @@ def rounds_to(a: Value, b: Value) -> bool:
         said = float(mantissa.group())
         digits = len(mantissa.group().partition(".")[2])
         return not same(a, b) and math.isclose(round(a.value / (b.value / said), digits), said)
-    return places < decimals and len(units) <= 1 and math.isclose(round(a.value, places), b.value)
+    # Within half a unit of the last place rather than round(): 88.55 is a float just under 88.55,
+    # and "88.6" is as fair a rounding of it as "88.5".
+    half = 0.5 * 10.0**-places
+    return places < decimals and len(units) <= 1 and abs(a.value - b.value) <= half * (1 + 1e-9)
 
 
 def is_year(v: Value) -> bool:

@@ -26,8 +26,10 @@ from chat.numbers import values as _values
 from retrieval.evidence import term_list, terms
 
 _NEGATION = re.compile(
-    # "no more than three", "not only": a bound and an addition, not negations
-    r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b)"
+    # "no more than three", "not only": a bound and an addition, not negations; "No Retrieval" (a
+    # capital after a capital, as a figure's legend or a table's row names a baseline) is a label
+    r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b"
+    r"|(?-i:(?<=No)\s+[A-Z]))"
     # ("except that X" says X: "… except that Table 4 reports 87.5%", a clause, not an exclusion)
     r"|\b(?:never|neither|nor|without|except(?!\s+that\b)|apart from|cannot|fails? to|failed to|none"
     r"|unable)\b|n't\b"
@@ -297,7 +299,9 @@ def _compared(claim: str, names: Sequence[str]) -> tuple[str, str] | None:
     if at is None:
         return None
     where = {n: claim.find(n) for n in names}
-    before = [n for n in names if 0 <= where[n] < at]
+    # a name owned by the one before it is that one's side ("DPR's top-5 accuracy is above BM25's")
+    owned = {n for n in names if re.search(r"\S['’]s\s+$", claim[: max(where[n], 0)])}
+    before = [n for n in names if 0 <= where[n] < at and n not in owned]
     after = [n for n in names if where[n] > at]
     if not before or not after:
         return None
@@ -713,3 +717,60 @@ def clause_swapped(claim: str, window: str) -> str | None:
 
 def _fold_in(name: str, found: Sequence[str]) -> bool:
     return any(fold(name) == fold(n) for n in found)
+
+
+# -- negation agreement -------------------------------------------------------------------------------
+
+
+def negation_differs(
+    claim: str, wanted: set[str], passage: str, best_sentence: str, sentences: Sequence[str]
+) -> bool:
+    """Whether the claim's negation disagrees with the sentence it rests on. A claim of two statements
+    joined by a semicolon ("X is not done; Y is left implicit") holds each against the passage's
+    sentence that says most of it; a claim of one, against ``best_sentence``, the sentence of the
+    window that says most of it. A label the passage writes "No Retrieval" is no negation in the
+    claim either ("with no retrieval")."""
+    for label in {m.group() for m in _NO_LABEL.finditer(passage)}:
+        claim = re.sub(rf"\b{re.escape(label)}\b", label, claim, flags=re.IGNORECASE)
+    parts = [p for p in claim.split(";") if len(terms(p) & wanted) >= 3]
+    if len(parts) > 1:
+        for part in parts:
+            mine = terms(part) & wanted
+            said = max(sentences, key=lambda t: len(mine & terms(t)))
+            part_negated = negated(part, mine, passage.replace(said, " "))
+            if part_negated != negated(said, mine) and not (
+                part_negated and _denied_too(part, mine, sentences, said)
+            ):
+                return True
+        return False
+    elsewhere = passage.replace(best_sentence, " ")
+    claim_negated = negated(claim, wanted, elsewhere)
+    if claim_negated == negated(best_sentence, wanted) or paired(best_sentence) & wanted:
+        return False  # agreed, or the sentence states the thing both with and without
+    if conditions_only(claim) and _tabular(best_sentence):
+        return False  # a table gives "without retrieval" as "-" or "Pretraining only", in no words
+    # A negated claim may rest on another sentence, when that one denies what the claim denies
+    # ("… improves perplexity for fixed length sequences. However, these scalars cannot be applied
+    # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added
+    # regularization" against a sentence of the subsets and "We do not perform additional
+    # regularization" after it).
+    return not (claim_negated and _denied_too(claim, wanted, sentences, best_sentence))
+
+
+_NO_LABEL = re.compile(r"(?<![\w-])No\s+[A-Z][\w-]*")  # a baseline named in a legend or a row
+
+
+def _tabular(text: str) -> bool:
+    """Text that reads as a table, read or not: six numbers within sixteen words somewhere in it."""
+    starts = [v.start for v in _values(text)[1]]
+    return any(b - a < 16 for a, b in zip(starts, starts[5:], strict=False))
+
+
+def _denied_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:
+    """Whether a sentence other than ``held`` denies what the claim denies, of the claim's words."""
+    mine = denied(claim) & wanted
+    return any(
+        negated(text, wanted) and mine & denied(text) and len(terms(text) & wanted) >= 3
+        for text in sentences
+        if text != held
+    )

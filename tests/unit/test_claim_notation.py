@@ -1,0 +1,120 @@
+"""How papers write numbers, lists and labels, read by the claim checker (chat.claims): arrows, sets
+in braces, chances in words, half-way roundings, values each said "on" an item, baselines named
+"No …" in a legend, a side of a comparison owned by a possessive, a name that says whose."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.claims import check_claim
+from retrieval.embedder import Embedder, MiniLMEmbedder
+
+SELF_IMPROVE = (  # arXiv 2210.11610, p. 1
+    "We show that our approach improves the general reasoning ability of a 540B-parameter LLM "
+    "(74.4%→82.1% on GSM8K, 78.2%→83.0% on DROP, 90.0%→94.4% on OpenBookQA, and 63.4%→67.9% on ANLI-A3) "
+    "and achieves state-of-the-art-level performance, without any ground truth label."
+)
+VIT = (  # arXiv 2010.11929, p. 2
+    "When pre-trained on the public ImageNet-21k dataset or the in-house JFT-300M dataset, ViT approaches "
+    "or beats state of the art on multiple image recognition benchmarks. In particular, the best model "
+    "reaches the accuracy of 88.55% on ImageNet, 90.72% on ImageNet-ReaL, 94.55% on CIFAR-100, and 77.63% "
+    "on the VTAB suite of 19 tasks."
+)
+RAG = (  # arXiv 2005.11401, p. 4
+    "Each Wikipedia article is split into disjoint 100-word chunks, to make a total of 21M documents. "
+    "During training, we retrieve the top k documents for each query. We consider k ∈{5, 10} for "
+    "training and set k for test time using dev data."
+)
+SOFT_TARGETS = (  # arXiv 1503.02531, p. 2
+    "For example, one version of a 2 may be given a probability of 10−6 of being a 3 and 10−9 of being "
+    "a 7 whereas for another version it may be the other way around."
+)
+LEGEND = (  # arXiv 2302.00083, p. 5: a figure's legend run into its caption
+    "Perplexity 10 20 30 40 GPT-2 117M (S) GPT-2 1.5B (XL) No Retrieval BERT Contriever Spider BM25 "
+    "Figure 3: The performance of four off-the-shelf retrievers used for In-Context RALM on the "
+    "development set of WikiText-103. All RALMs are run with s = 4 (i.e., retrieval is applied every "
+    "four tokens)."
+)
+DPR = (  # arXiv 2004.04906, p. 2
+    "Our Dense Passage Retriever (DPR) is exceptionally strong. It not only outperforms BM25 by a large "
+    "margin (65.2% vs. 42.9% in Top-5 accuracy), but also results in a substantial improvement on the "
+    "end-to-end QA accuracy compared to ORQA (41.5% vs. 33.3%)."
+)
+MEMORY = (  # arXiv 2205.14135, p. 2: Figure 1's labels and axis, then its caption
+    "GPU SRAM GPU HBM Main Memory (CPU DRAM) SRAM: 19 TB/s (20 MB) HBM: 1.5 TB/s (40 GB) DRAM: 12.8 GB/s "
+    "(>1 TB) 0 5 10 15 Figure 1: Left: FlashAttention uses tiling to prevent materialization of the large "
+    "N× N attention matrix (dotted box) on (relatively) slow GPU HBM. In the outer loop (red arrows), "
+    "FlashAttention loops through blocks of the K and V matrices and loads them to fast on-chip SRAM. In "
+    "each block, FlashAttention loops over blocks of Q matrix (blue arrows), loading them to SRAM, and "
+    "writing the output of the attention computation back to HBM."
+)
+PODS = (  # arXiv 2204.02311, p. 4
+    "PaLM 540B is trained over two TPU v4 Pods connected over data center network (DCN) using a "
+    "combination of model and data parallelism (Xu et al., 2021). We use 3072 TPU v4 chips in each Pod "
+    "attached to 768 hosts. Previous reports of end-to-end model training at comparable scale have used "
+    "one of two approaches. LaMDA and GLaM were each trained on a single TPU system without leveraging "
+    "either pipeline parallelism or DCN."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        # "88.55" is a float just under 88.55: "88.6" rounds it as fairly as "88.5"
+        ("The best model scores about 88.6% on ImageNet.", VIT, True),
+        ("The best model scores about 88.5% on ImageNet.", VIT, True),
+        ("The best model scores about 88.7% on ImageNet.", VIT, False),
+        # an arrow is a change, and the item after it is the change's; the model may be called otherwise
+        ("Self-improvement lifted the model's GSM8K accuracy from 74.4% to 82.1%.", SELF_IMPROVE, True),
+        ("On DROP the model went from 78.2% to 83.0%.", SELF_IMPROVE, True),
+        ("Self-improvement raised accuracy on DROP from 74.4% to 82.1%.", SELF_IMPROVE, False),
+        ("Before self-improvement, the 540B-parameter LLM scored 78.2% on GSM8K.", SELF_IMPROVE, False),
+        # values each said "on" an item
+        ("VTAB, on which the best model reaches 77.63%, is a suite of nineteen tasks.", VIT, True),
+        ("The best model reaches 94.55% on CIFAR-100.", VIT, True),
+        ("On the VTAB suite of 19 tasks, the best model's accuracy is 88.55%.", VIT, False),
+        ("The best model reaches 90.72% on CIFAR-100.", VIT, False),
+        # a set in braces, said as the claim's own list of the same numbers
+        ("During training either 5 or 10 documents are retrieved for each query.", RAG, True),
+        # a chance in words
+        ("A 2 may get a probability of one in a million of being a 3.", SOFT_TARGETS, True),
+        ("A 2 may get a probability of one in a thousand of being a 3.", SOFT_TARGETS, False),
+    ],
+)
+def test_numbers_as_papers_write_them(claim: str, passage: str, stated: bool) -> None:
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "number", result
+
+
+def test_a_baseline_named_no_something_is_a_label_not_a_negation() -> None:
+    assert check_claim("Figure 3 compares four off-the-shelf retrievers on WikiText-103.", LEGEND).supported
+    no_retrieval = "Figure 3 compares four retrievers with no retrieval on WikiText-103."
+    assert check_claim(no_retrieval, LEGEND).supported
+    denied = check_claim("Figure 3 does not compare off-the-shelf retrievers on WikiText-103.", LEGEND)
+    assert denied.kind == "negation", denied
+
+
+def test_a_possessive_gives_its_owner_the_side_of_the_comparison() -> None:
+    assert check_claim("DPR's top-5 retrieval accuracy of 65.2% is above BM25's 42.9%.", DPR).supported
+    swapped = check_claim("BM25's top-5 accuracy is above DPR's.", DPR)
+    assert swapped.kind == "direction", swapped
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return MiniLMEmbedder(threads=1)
+
+
+def test_a_name_on_several_heads_says_whose_not_which_kind(minilm: Embedder) -> None:
+    """ "GPU SRAM … GPU HBM": the passage's "on-chip SRAM" is the same memory; "model and data
+    parallelism … data center" still tells data from pipeline parallelism."""
+    claim = (
+        "In Figure 1's memory hierarchy, on-chip SRAM runs at 19 TB/s but holds only 20 MB, "
+        "while HBM offers 40 GB at 1.5 TB/s."
+    )
+    assert check_claim(claim, MEMORY, minilm).supported
+    pipeline = "PaLM 540B's training relied on pipeline parallelism between its two Pods."
+    swapped = check_claim(pipeline, PODS, minilm)
+    assert not swapped.supported and swapped.kind == "entity", swapped
