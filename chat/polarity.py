@@ -448,6 +448,8 @@ def roles(text: str) -> list[tuple[set[str], set[str]]]:
     side is at most four words and stops at a clause break."""
 
     def side(words: str, *, backwards: bool = False) -> set[str]:
+        if backwards:  # "the logits (the inputs to the final softmax) rather than …"
+            words = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", words)
         parts = _BREAK.split(words)
         chosen = parts[-1] if backwards else parts[0]
         picked = chosen.split()[-4:] if backwards else chosen.split()[:4]
@@ -469,7 +471,10 @@ def roles(text: str) -> list[tuple[set[str], set[str]]]:
     for m in _INSTEAD.finditer(text):
         if re.search(r"\d\s*$", text[: m.start()]) and re.match(r"\d", text[m.end() :]):
             continue  # "16 instead of 20 residual blocks": one thing's two numbers, for the number checks
-        pairs.append((side(text[: m.start()], backwards=True), side(text[m.end() :])))
+        before = text[: m.start()].rstrip()
+        if before.endswith(",") and re.match(r"[^,.;:]*,", text[m.end() :]):
+            before = before[:-1]  # "A, rather than B, as …": an aside, A is what is kept
+        pairs.append((side(before, backwards=True), side(text[m.end() :])))
     return [(kept - dropped, dropped - kept) for kept, dropped in pairs if dropped - kept]
 
 
@@ -495,7 +500,7 @@ def roles_swapped(claim: str, window: str) -> str | None:
     counts = Counter(term_list(window))
     for kept, dropped in theirs:
         for my_kept, my_dropped in mine:
-            if my_kept & dropped and my_dropped & kept and not my_kept & kept:
+            if my_kept & dropped and my_dropped & kept and not my_kept & kept - _LIGHT_VERBS:
                 return "the passage gives them the other roles (what it keeps and what it drops)"
         only_dropped = {t for t in dropped & claimed if counts[t] == 1}
         if only_dropped and not mine and not kept & claimed and not negated(claim, claimed):

@@ -118,3 +118,29 @@ def test_a_name_on_several_heads_says_whose_not_which_kind(minilm: Embedder) -> 
     pipeline = "PaLM 540B's training relied on pipeline parallelism between its two Pods."
     swapped = check_claim(pipeline, PODS, minilm)
     assert not swapped.supported and swapped.kind == "entity", swapped
+
+
+DISTILL = (  # arXiv 1503.02531, p. 2
+    "Caruana and his collaborators circumvent this problem by using the logits (the inputs to the final "
+    "softmax) rather than the probabilities produced by the softmax as the targets for learning the small "
+    "model."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        (
+            "Caruana and his collaborators use the logits rather than the softmax probabilities as targets.",
+            True,
+        ),
+        # what is kept, set off by a bracket or by commas, is still what is kept
+        ("Caruana and his collaborators use the probabilities, rather than the logits, as targets.", False),
+        ("Caruana uses the probabilities produced by the softmax instead of the logits.", False),
+    ],
+)
+def test_what_is_kept_and_dropped_around_an_aside(claim: str, stated: bool) -> None:
+    result = check_claim(claim, DISTILL)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "direction", result
