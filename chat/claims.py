@@ -30,14 +30,13 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
+from chat.assignments import assignment_gainsaid, assignments
 from chat.name_checks import entities, modifier_swapped
 from chat.names import fold as _fold
 from chat.names import holds_name as _holds_name
 from chat.names import names as _names
 from chat.number_binding import (
     IN_PLACE_OF,
-    assignment_gainsaid,
-    assignments,
     extreme_gainsaid,
     gainsaid,
     list_spans,

@@ -144,3 +144,27 @@ def test_what_is_kept_and_dropped_around_an_aside(claim: str, stated: bool) -> N
     assert result.supported is stated, result
     if not stated:
         assert result.kind == "direction", result
+
+
+ZERO = (  # arXiv 1910.02054, p. 1
+    "We implement and evaluate ZeRO: it trains large models of over 100B parameter with super-linear "
+    "speedup on 400 GPUs, achieving throughput of 15 Petaflops. This represents an 8x increase in model "
+    "size and 10x increase in achievable performance over state-of-the-art."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("ZeRO represents an 8x increase in model size over the state of the art.", True),
+        ("ZeRO gives a 10x increase in achievable performance over the state of the art.", True),
+        # the phrase after the last item scopes the list; the item's own noun says whose the number is
+        ("ZeRO represents a 10x increase in model size over the state of the art.", False),
+        ("ZeRO gives an 8x increase in achievable performance over the state of the art.", False),
+    ],
+)
+def test_an_items_own_noun_outweighs_a_phrase_that_scopes_the_list(claim: str, stated: bool) -> None:
+    result = check_claim(claim, ZERO)
+    assert result.supported is stated, result
+    if not stated:
+        assert result.kind == "number", result
