@@ -93,10 +93,17 @@ _FIRST_PERSON = re.compile(r"\b(?:we|our|us)\b", re.IGNORECASE)
 
 def _authors_own(name: str, claim: str, window: str) -> bool:
     """A claim that calls the authors' own system by its name ("PaLM's largest model", "FlashAttention's
-    backward pass") where the sentence it rests on says "our largest model": the paper's name for what
-    the passage speaks of in the first person, not a name swapped in."""
-    possessive = re.search(rf"(?<![\w-]){re.escape(name)}['’]s\b", claim)
-    return bool(possessive) and bool(_FIRST_PERSON.search(window))
+    backward pass") where the sentence it rests on says "our largest model", or makes it the subject
+    of what the sentence says "we" do ("ZeRO runs an all-gather" for "We perform an all-gather"): the
+    paper's name for what the passage speaks of in the first person, not a name swapped in. So is a
+    name the claim gives as its source ("According to PaLM's related-work section", "the SubjQA
+    paper says")."""
+    named = re.escape(name)
+    if re.search(rf"\baccording to {named}\b|\bthe {named} (?:paper|authors|study|article)\b", claim, re.I):
+        return True
+    possessive = re.search(rf"(?<![\w-]){named}['’]s\b", claim)
+    subject = re.search(rf"(?:^|,\s+){named}\s+[a-z]+", claim) and re.search(r"\b[Ww]e\b", window)
+    return bool(possessive and _FIRST_PERSON.search(window)) or bool(subject)
 
 
 # Words before a noun that do not say which kind of it ("each class", "we mask", "four tasks").

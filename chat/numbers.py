@@ -39,6 +39,8 @@ NOT_A_VALUE = re.compile(
 )
 # "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
 _CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
+
+
 # A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),
 # not a suspended hyphen ("single- or multi-doc").
 _BROKEN = re.compile(
@@ -157,6 +159,10 @@ _SECONDS = re.compile(r"(?<![\w.])(?!(?:19|20)\d0s)(\d{1,3}(?:,\d{3})+|\d+)(\.\d
 # whose braces are not part of its numbers.
 _ARROW = re.compile(r"(?<=[\d%])\s*(?:→|->|⟶)\s*(?=\d)")
 _BRACES = re.compile(r"\{(?=\d)|(?<=\d)\}")
+# A scale letter set apart from its number, as tables and typeset text do ("a 7.5 B parameter model",
+# "14 B 40 5120"), and a range's dash followed by a space ("110M– 1.5B"): one number, one range.
+_SPACED_SCALE = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?) ([MB])(?=\s+(?:\d|[a-z])|[,;:)]|\s*$)")
+_SPACED_DASH = re.compile(r"(?<=\d[KMBT])([–—])\s+(?=\d)")
 # "one in a million" is a chance of 1e-6, not a million.
 _ONE_IN = re.compile(r"\b(?:one|1) in (?:a |one )?(thousand|million|billion)\b", re.IGNORECASE)
 _ONE_IN_POWERS = {"thousand": "1e-3", "million": "1e-6", "billion": "1e-9"}
@@ -172,6 +178,7 @@ def clean(text: str) -> str:
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
     text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
     text = _BRACES.sub(" ", _ARROW.sub(" to ", text))
+    text = _SPACED_DASH.sub(r"\1", _SPACED_SCALE.sub(r"\1\2", text))
     text = _ONE_IN.sub(lambda m: _ONE_IN_POWERS[m.group(1).lower()], text)
     return _powers(_BROKEN.sub(_join, text))
 

@@ -157,7 +157,16 @@ def _directions(text: str) -> set[int]:
                 if t not in _SAYS_BETTER and _qualified(words[i + 1 : i + 5]) & _LESS_IS_BETTER:
                     negated = not negated
                 found.add(-_DIRECTION[t] if negated else _DIRECTION[t])
+    # A bound written as a sign ("the datasets are very small (< 2000 questions)" says "fewer than
+    # 2,000"), in a sentence that says no direction in words ("20-30x faster (< 20ms)" is faster).
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text):
+        if not _worded(sentence):
+            found |= {-1 if m.group(1) in "<≤" else 1 for m in re.finditer(r"([<>≤≥])\s*\d", sentence)}
     return found
+
+
+def _worded(text: str) -> bool:
+    return any(t in _DIRECTION for w in text.lower().split() for t in term_list(w))
 
 
 _PHRASE_ENDS = frozenset(

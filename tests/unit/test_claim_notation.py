@@ -168,3 +168,39 @@ def test_an_items_own_noun_outweighs_a_phrase_that_scopes_the_list(claim: str, s
     assert result.supported is stated, result
     if not stated:
         assert result.kind == "number", result
+
+
+SUBJQA = (  # arXiv 2004.14283, p. 1
+    "According to McAuley and Yang (2016a), around 20% of product queries were labeled as being "
+    "'subjective' by workers. Although QA over customer reviews has gained traction recently with the "
+    "availability of new datasets and architectures, these are agnostic with respect to how subjectivity "
+    "is expressed in the questions and the reviews. Furthermore, the datasets are either very small "
+    "(< 2000 questions) or have target-specific question types (e.g., yes-no)."
+)
+ZERO_POS = (  # arXiv 1910.02054, p. 10
+    "We perform an all-gather across the data parallel process at the end of each training step to get "
+    "the fully updated parameters across all data parallel process. As the concrete example depicted in "
+    "Figure 1, a 7.5 B parameter model requires 31.4GB of memory using Pos with 64-way DP (Nd = 64), "
+    "while requiring 120 GB with standard DP."
+)
+
+
+def test_the_papers_own_name_as_source_or_as_the_we_of_the_passage() -> None:
+    """The checker is not told the paper's name: a claim may give it as its source, or as the subject
+    of what the passage says "we" do; another name as a plain mention is still not named."""
+    source = "Citing McAuley and Yang, the SubjQA paper says about 20% of product queries were subjective."
+    assert check_claim(source, SUBJQA).supported
+    subject = "At the end of each training step, ZeRO runs an all-gather to get the updated parameters."
+    assert check_claim(subject, ZERO_POS).supported
+    other = check_claim(
+        "The all-gather of the data parallel processes is borrowed from Megatron-LM.", ZERO_POS
+    )
+    assert other.kind == "entity", other
+
+
+def test_a_scale_letter_apart_from_its_number_and_a_bound_written_as_a_sign() -> None:
+    assert check_claim(
+        "A 7.5B-parameter model needs 31.4GB of memory with Pos and 64-way DP.", ZERO_POS
+    ).supported
+    few = "Earlier review QA datasets are very small, with fewer than 2,000 questions."
+    assert check_claim(few, SUBJQA).supported
