@@ -485,6 +485,9 @@ def _head(text: str) -> set[str]:
     return _stems(words[:end])
 
 
+_RANGED = re.compile(rf"(?:{RANGE.pattern})|\d[\d,.]*[%×x]\s?[-–]\s?\d[\d,.]*[%×x]")
+
+
 def ranges(text: str) -> list[tuple[Value, Value]]:
     """The ranges the text states: "67-73%", "from 1 to 64", "between 0 and 64"."""
     toks = tokens(text)
@@ -494,8 +497,8 @@ def ranges(text: str) -> list[tuple[Value, Value]]:
             continue
         joined = toks[a.start + 1].lower() if b.start == a.start + 2 else ""
         between = a.start > 0 and toks[a.start - 1].lower() == "between"
-        if a.start == b.start:
-            ranged = bool(RANGE.fullmatch(toks[a.start].strip(".,;:()[]")))
+        if a.start == b.start:  # "67-73%", and "9%-19%" with the unit on both ends
+            ranged = bool(_RANGED.fullmatch(toks[a.start].strip(".,;:()[]")))
         else:
             ranged = joined in ("to", "–", "-") or (joined == "and" and between)
         if ranged:
@@ -517,7 +520,10 @@ def range_gainsaid(claim: str, passage: str) -> str | None:
 
 
 _SUPERLATIVE_REACH = 10  # words from a superlative to the number it qualifies (in one clause)
-_UPPER = re.compile(r"\b(?:highest|maximum|max|largest|greatest|upper|at most|up to)\b", re.IGNORECASE)
+_UPPER = re.compile(
+    r"\b(?:highest|maximum|max|largest|greatest|upper|at most|up to|as (?:much|many|high|large) as)\b",
+    re.IGNORECASE,
+)
 _LOWER = re.compile(r"\b(?:lowest|minimum|min|smallest|least)\b", re.IGNORECASE)
 
 

@@ -204,3 +204,23 @@ def test_a_scale_letter_apart_from_its_number_and_a_bound_written_as_a_sign() ->
     ).supported
     few = "Earlier review QA datasets are very small, with fewer than 2,000 questions."
     assert check_claim(few, SUBJQA).supported
+
+
+DPR_ABSTRACT = (  # arXiv 2004.04906, p. 1
+    "When evaluated on a wide range of open-domain QA datasets, our dense retriever outperforms a strong "
+    "Lucene-BM25 system greatly by 9%-19% absolute in terms of top-20 passage retrieval accuracy."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The dense retriever beats Lucene-BM25 by 9% to 19% absolute in top-20 retrieval accuracy.", True),
+        ("The dense retriever beats Lucene-BM25 by as much as 19% in top-20 retrieval accuracy.", True),
+        # a range written with its unit on both ends, and "as much as" for its top
+        ("The dense retriever beats Lucene-BM25 by as much as 9% in top-20 retrieval accuracy.", False),
+    ],
+)
+def test_a_range_with_its_unit_on_both_ends(claim: str, stated: bool) -> None:
+    result = check_claim(claim, DPR_ABSTRACT)
+    assert result.supported is stated, result
