@@ -253,8 +253,8 @@ def _labelled(toks: Sequence[str], here: Sequence[Value], hi: int) -> dict[Value
             out[v] = Owner(frozenset(item), " ".join(w for w in words if w.lower() not in _ARTICLES))
             if change:
                 out[starts[change]] = out[v]
-    kinds = list(out)
-    if len(kinds) < 2 or not all(comparable(a, b) for a, b in pairwise(kinds)):
+    said = sorted(out, key=lambda v: v.start)
+    if len(said) < 2 or not all(comparable(a, b) for a, b in pairwise(said)):
         return {}
     if len({o.terms for o in out.values()}) < len({id(o) for o in out.values()}):
         return {}  # the same item twice: not a list of items
