@@ -76,7 +76,7 @@ def entities(
             and not _holds_name(passage, name)
             and not _abbreviates(passage, name)
             and not _plural_of_named(passage, name)
-            and not _authors_own(name, claim, window)
+            and not (not title and _authors_own(name, claim, window))  # the paper unknown: its own name
         ):
             return f"{name} is not named in the passage"
     return None
@@ -97,7 +97,7 @@ def _authors_own(name: str, claim: str, window: str) -> bool:
     of what the sentence says "we" do ("ZeRO runs an all-gather" for "We perform an all-gather"): the
     paper's name for what the passage speaks of in the first person, not a name swapped in. So is a
     name the claim gives as its source ("According to PaLM's related-work section", "the SubjQA
-    paper says")."""
+    paper says"). Read only where the paper's title is not given: with it, the own name is written."""
     named = re.escape(name)
     if re.search(rf"\baccording to {named}\b|\bthe {named} (?:paper|authors|study|article)\b", claim, re.I):
         return True

@@ -222,3 +222,14 @@ def test_which_side_and_which_item_a_number_or_a_name_is(claim: str, passage: st
     result = check_claim(claim, passage)
     assert result.supported is (not kind), result
     assert result.kind == kind, result
+
+
+def test_with_the_papers_title_its_own_name_must_be_written() -> None:
+    """The chat knows each passage's paper: there a name in the place of the paper's own is held
+    against the title, and one that is neither there nor in the passage is flagged."""
+    own = "At the end of each training step, ZeRO runs an all-gather to get the updated parameters."
+    title = "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models"
+    assert check_claim(own, ZERO_POS, context=title).supported
+    swapped = check_claim(own.replace("ZeRO", "DeepSpeed"), ZERO_POS, context=title)
+    assert swapped.kind == "entity", swapped
+    assert check_claim(own.replace("ZeRO", "DeepSpeed"), ZERO_POS).supported  # no title: not known
