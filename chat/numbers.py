@@ -84,7 +84,7 @@ GREEK = str.maketrans(
 
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space; a
-    math letter glued to the next word gets its space back),
+    math letter glued to the next word gets its space back; "n’t" is "n't"),
     superscripts, subscripts and fractions left as written ("10²" is not 102); and, for each of its
     characters and its end, the offset in ``text`` it comes from."""
     out: list[str] = []
@@ -92,6 +92,8 @@ def normalise(text: str) -> tuple[str, list[int]]:
     for i, char in enumerate(text):
         kept = unicodedata.decomposition(char).startswith(("<super>", "<sub>", "<fraction>"))
         folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
+        if char == "’" and text[i - 1 : i] == "n" and text[i + 1 : i + 2] == "t":
+            folded = "'"  # "doesn’t" is a negation as "doesn't" is
         if "\U0001d400" <= char <= "\U0001d7ff" and text[i + 1 : i + 2].isalpha():
             folded += " "  # a math letter set against the word after it ("19𝑀parameters")
         out.append(folded)

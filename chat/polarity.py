@@ -757,6 +757,10 @@ def negation_differs(
             ):
                 return True
         return False
+    wanted = wanted | {t for m in _UN.finditer(claim) for t in terms(m.group(1))}
+    bare = terms(claim) | terms(passage)
+    claim, passage, best_sentence = (_unprefixed(t, bare) for t in (claim, passage, best_sentence))
+    sentences = [_unprefixed(s, bare) for s in sentences]
     elsewhere = passage.replace(best_sentence, " ")
     claim_negated = negated(claim, wanted, elsewhere)
     if claim_negated == negated(best_sentence, wanted) or paired(best_sentence) & wanted:
@@ -772,6 +776,19 @@ def negation_differs(
 
 
 _NO_LABEL = re.compile(r"(?<![\w-])No\s+[A-Z][\w-]*")  # a baseline named in a legend or a row
+# A participle or an "-able" word with a negative prefix denies its stem: "unscaled" is "without
+# scaling", "unsupervised" "without supervision" (not "under", "until", "unless", "uni-").
+_UN = re.compile(r"\bun(?!i|der|til|less)([a-z]{3,}(?:ed|able|ible))\b", re.IGNORECASE)
+
+
+def _unprefixed(text: str, bare: set[str]) -> str:
+    """``text`` with its negative prefixes as negations, where the claim or the passage also writes
+    the stem without one (in ``bare``): "unchanged at 20.8" against a table is no denial."""
+
+    def spelt(m: re.Match[str]) -> str:
+        return f"not {m.group(1)}" if terms(m.group(1)) & bare else m.group()
+
+    return _UN.sub(spelt, _BROKEN.sub(r"\1\2", text))  # "unsuper- vised" is one word
 
 
 def _tabular(text: str) -> bool:

@@ -233,3 +233,39 @@ def test_with_the_papers_title_its_own_name_must_be_written() -> None:
     swapped = check_claim(own.replace("ZeRO", "DeepSpeed"), ZERO_POS, context=title)
     assert swapped.kind == "entity", swapped
     assert check_claim(own.replace("ZeRO", "DeepSpeed"), ZERO_POS).supported  # no title: not known
+
+
+REPTILE = (  # arXiv 1803.02999, p. 2: a curly apostrophe, as PDFs write it
+    "Unlike FOMAML, Reptile doesn’t need a training-test split for each task, which may make it a more "
+    "natural choice in certain settings."
+)
+SCALING = (  # arXiv 1706.03762, p. 4
+    "While for small values of dk the two mechanisms perform similarly, additive attention outperforms "
+    "dot product attention without scaling for larger values of dk [3]."
+)
+REALM = (  # arXiv 2002.08909, p. 1: a word broken at the line's end
+    "For the first time, we show how to pre- train such a knowledge retriever in an unsuper- vised "
+    "manner, using masked language model- ing as the learning signal."
+)
+RERANK = (  # arXiv 2302.00083, p. 7 (Table 3): a table states no change in words
+    "Model Reranking Model WikiText-103 RealNews word ppl token ppl GPT-2 345M (M) GPT-2 110M (S) 20.8 "
+    "12.1 GPT-2 345M (M) 20.8 12.0 GPT-2 762M (L) GPT-2 110M (S) 17.7 10.7 GPT-2 762M (L) 17.6 10.6"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "stated"),
+    [
+        ("Reptile does not require a training-test split for each task.", REPTILE, True),
+        ("Reptile needs a training-test split for each task.", REPTILE, False),
+        # a negative prefix denies its stem, where the other side writes the stem without one
+        ("Additive attention outperforms unscaled dot-product attention for larger dk.", SCALING, True),
+        ("Additive attention outperforms scaled dot-product attention for larger dk.", SCALING, False),
+        ("The knowledge retriever is pre-trained without supervision.", REALM, True),
+        ("The knowledge retriever is pre-trained with supervision.", REALM, False),
+        ("For GPT-2 345M, a GPT-2 110M reranker leaves word perplexity unchanged at 20.8.", RERANK, True),
+    ],
+)
+def test_negations_as_papers_write_them(claim: str, passage: str, stated: bool) -> None:
+    result = check_claim(claim, passage)
+    assert result.supported is stated, result.reason
