@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import pairwise, takewhile
 from typing import Literal
 
 from chat.assignments import assignment_gainsaid, assignments
@@ -436,6 +436,9 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         not_rivals = [w for why, others in verdicts if not why for w in others]
         if value.start in together:
             continue
+        recount = _recounted(claim_tokens, value, passage_tokens, passage_values, stated_as)
+        if recount:
+            return f"the passage gives {recount}, not {value.text}"
         claim_ctx = _joint_context(claim, claim_words, claim_values, value)
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
@@ -705,6 +708,40 @@ def _per(tokens: Sequence[str], at: int) -> set[str]:
     if at + 1 < len(tokens) and tokens[at + 1].lower() == "per" and not re.search(r"[,;:.)]$", tokens[at]):
         return _phrase(tokens[at + 2 : at + 4])
     return set()
+
+
+def _counted(tokens: Sequence[str], at: int) -> set[str]:
+    """What a whole number counts: the words right after it ("128 decoding steps"), not a unit that
+    measures ("100 GB"), and past a number it is put in place of ("16 instead of 20 blocks")."""
+    if not re.fullmatch(r"[\d,]+|[a-z-]+", tokens[at]):
+        return set()
+    after = at + 3 if " ".join(tokens[at + 1 : at + 3]).lower() in IN_PLACE_OF else at
+    words = takewhile(lambda t: re.fullmatch(r"[A-Za-z][a-z-]*[,;:.]?", t), tokens[after + 1 : after + 4])
+    return _phrase(list(words)) - _GENERIC
+
+
+def _recounted(
+    claim_tokens: Sequence[str],
+    value: _Value,
+    passage_tokens: Sequence[str],
+    passage_values: Sequence[_Value],
+    stated_as: Sequence[_Value],
+) -> str | None:
+    """The count the passage gives the claim's noun, where it gives the claim's number only to other
+    nouns ("in 128 continuations" against "128 decoding steps … in 25 continuations")."""
+    if value.unit not in ("", "word") or not value.value.is_integer():
+        return None  # a count, not a measure ("36 GB") nor a scaled size ("530B parameters")
+    mine = _counted(claim_tokens, value.start)
+    theirs = [_counted(passage_tokens, v.start) for v in stated_as]
+    if not mine or any(
+        not t or t & mine or _put_aside(passage_tokens, v.start)
+        for t, v in zip(theirs, stated_as, strict=True)
+    ):
+        return None
+    for v in passage_values:
+        if v.unit == value.unit and v.value.is_integer() and mine <= _counted(passage_tokens, v.start):
+            return " ".join(passage_tokens[v.start : v.start + 2]).rstrip(",;:.")
+    return None
 
 
 def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:

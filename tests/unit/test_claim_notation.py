@@ -269,3 +269,25 @@ RERANK = (  # arXiv 2302.00083, p. 7 (Table 3): a table states no change in word
 def test_negations_as_papers_write_them(claim: str, passage: str, stated: bool) -> None:
     result = check_claim(claim, passage)
     assert result.supported is stated, result.reason
+
+
+MUZERO = (  # arXiv 1911.08265, p. 14
+    "The input to the representation function consists of 26 frames of 40 Mel-scaled filterbank "
+    "coefficients. Both the representation and dynamics function use the same architecture as "
+    "AlphaZero, but with 16 instead of 20 residual blocks."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("The input consists of 26 frames of Mel-scaled filterbank coefficients.", True),
+        # the claim's number is the passage's, but of the coefficients: the frames are counted as 26
+        ("The input consists of 40 frames of Mel-scaled filterbank coefficients.", False),
+        ("Each frame holds 40 filterbank coefficients.", True),
+        ("The representation and dynamics functions each use sixteen residual blocks.", True),
+    ],
+)
+def test_a_count_is_of_the_noun_after_it(claim: str, stated: bool) -> None:
+    result = check_claim(claim, MUZERO)
+    assert result.supported is stated, result.reason
