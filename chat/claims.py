@@ -35,6 +35,7 @@ from chat.name_checks import entities, modifier_swapped
 from chat.names import fold as _fold
 from chat.names import holds_name as _holds_name
 from chat.names import names as _names
+from chat.negation import negation_differs as _negation_differs
 from chat.number_binding import (
     IN_PLACE_OF,
     extreme_gainsaid,
@@ -64,7 +65,6 @@ from chat.numbers import values as _values
 from chat.numbers import worked_difference as _difference
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
-from chat.polarity import negation_differs as _negation_differs
 from chat.polarity import numbers_compared as _numbers_compared
 from chat.polarity import opposed as _opposed
 from chat.polarity import order_swapped as _order_swapped

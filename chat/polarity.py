@@ -3,8 +3,7 @@
 A claim that a passage's sentence otherwise states is still not stated when it turns the sentence's
 meaning round:
 
-- **negation** must agree: "does not need" against "needs", "neither … nor" as one negation, a
-  negative-prefixed predicate ("were unaware") as "were not aware";
+- **negation** must agree (:mod:`chat.negation`);
 - **direction**: a comparison ("higher", "outperforms", "fewer") must agree with the passage's;
 - **order and roles**: the two things compared in the same order ("A outperforms B" against "B
   outperforms A"), and the same roles in a replacement ("replace A with B", "A instead of B").
@@ -17,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from chat.names import fold, holds_name, names
+from chat.negation import LIGHT_VERBS, negated, unbroken
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import rounds_to as _rounds_to
@@ -25,26 +25,6 @@ from chat.numbers import tokens as _tokens
 from chat.numbers import values as _values
 from retrieval.evidence import term_list, terms
 
-_NEGATION = re.compile(
-    # "no more than three", "not only": a bound and an addition, not negations; "No Retrieval" (a
-    # capital after a capital, as a figure's legend or a table's row names a baseline) is a label
-    r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b"
-    r"|(?-i:(?<=No)\s+[A-Z]))"
-    # ("except that X" says X: "… except that Table 4 reports 87.5%", a clause, not an exclusion)
-    r"|\b(?:never|neither|nor|without|except(?!\s+that\b)|apart from|cannot|fails? to|failed to|none"
-    r"|unable)\b|n't\b"
-    # a predicate denied by its prefix: "independent of" is "does not depend on"
-    r"|\b(?:independent|irrespective|regardless)\s+of\b"
-    # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
-    r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
-    # what is left to future work is not done ("we leave X to future work")
-    r"|\b(?:leave|leaves|left)\b(?=[^.;]{0,150}?\b(?:to|for) future (?:work|research)\b)"
-    # a negative-prefixed predicate: "were unaware", "is non-trivial", "remains largely unexplored"
-    # (not "under", "until", "unless", "unique", "unit", "union", "universal", "uniform", "unify")
-    r"|\b(?:is|are|was|were|be|been|being|remains?|remained)\s+(?:[a-z]+ly\s+)?"
-    r"(?:un(?!der|til|less|i(?:t|on|que|vers|form|fi|fy|son))|non-?)[a-z]{3,}",
-    re.IGNORECASE,
-)
 _UP = [
     "higher",
     "more",
@@ -129,8 +109,6 @@ _ANTONYMS = [
     for a, b in (pair.split() for pair in _OPPOSITES.replace("\n", " ").split(","))
 ]
 _DIRECTION = {t: 1 for w in _UP for t in term_list(w)} | {t: -1 for w in _DOWN for t in term_list(w)}
-# A word broken at a line's end ("out- perform"), not a suspended hyphen ("single- or multi-doc").
-_BROKEN = re.compile(r"(?<![\w-])([A-Za-z]+)- (?!(?:and|or|to|nor|as|vs|but)\s)([a-z]+)")
 
 
 # Quantities of which less is better: "a lower runtime" is "faster", "reduces the error" "improves".
@@ -146,7 +124,7 @@ def _directions(text: str) -> set[int]:
     so does a quantity of which less is better that it qualifies ("a lower runtime", "reduces the
     error"): said the way a quality is, "faster"."""
     found = set()
-    words = _BROKEN.sub(r"\1\2", text).lower().split()
+    words = unbroken(text).lower().split()
     for i, word in enumerate(words):
         for t in term_list(word):
             if t in _DIRECTION:
@@ -357,88 +335,6 @@ def _clause_stating(claim: str, window: str) -> str | None:
     return None
 
 
-# Verbs that say little of what is denied: "without using ground truth labels" denies the labels, not
-# every use ("it only uses the questions").
-_LIGHT_VERBS = frozenset(
-    term_list("use uses used using make made take taken get got have has had do does did")
-)
-
-
-def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
-    """An odd number of negations that govern the claim's words (within a few words of one; only the
-    words after it for "without"), "neither … nor" counted once,
-    leaving out a condition the passage states ``elsewhere`` than the sentence held against ("without
-    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
-    words = text.split()
-    stated = (
-        [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
-    )
-    count = 0
-    for match in _NEGATION.finditer(text):
-        cue = match.group().lower()
-        if cue == "nor" and re.search(r"\bneither\b", text[: match.start()], re.IGNORECASE):
-            continue  # "neither A nor B" is one negation
-        at = len(text[: match.start()].split())
-        near = terms(" ".join(words[max(0, at - 2) : at + 6]))
-        governed = _governed(text, match.end())
-        if cue == "without":
-            # a condition negates only what follows it ("improvements without introducing
-            # parameters" does not deny the improvements), and not when it repeats one stated before
-            near = set() if any(governed <= said for said in stated) else governed
-        elif cue in ("except", "apart from") or _CONTRAST.fullmatch(cue):
-            # "trained identically except batch size": only what it sets apart, and only the words
-            # the rest of the sentence does not say too ("task specific, as opposed to dataset
-            # specific" denies "dataset"); a contrast denies the sentence's subject a predicate said of
-            # what it is contrasted with ("contrasts earlier works that aim to …"), not a name
-            # ("Unlike BERT, ELMo …")
-            phrase = re.split(r"[,;:.!?()]", text[match.end() :])[0]
-            rest = terms(text[: match.start()] + " " + text[match.end() + len(phrase) :])
-            if cue not in ("except", "apart from"):
-                relative = re.search(r"\b(?:that|which|who)\b", phrase)
-                phrase = phrase[relative.end() :] if relative else ""
-            # an exception of a name only ("Apart from PubMedQA, …") is a condition, not a negation
-            near = terms(phrase) - rest - terms(" ".join(names(phrase, anywhere=True)))
-        count += bool((near - _LIGHT_VERBS) & wanted)
-    return count % 2 == 1
-
-
-def conditions_only(text: str) -> bool:
-    """Every negation of ``text`` is a "without" condition ("the model without retrieval scores …")."""
-    cues = [m.group().lower() for m in _NEGATION.finditer(text)]
-    return bool(cues) and all(c == "without" for c in cues)
-
-
-_WITH = re.compile(r"\bwith\s+([\w-]+(?:\s+[\w-]+)?)", re.IGNORECASE)
-_PRONOUNS = frozenset(["it", "them", "this", "that", "these", "those", "one"])
-
-
-def paired(text: str) -> set[str]:
-    """The words of a "without" that ``text`` also states held ("45.7% without self-attention or
-    46.2% with it"): the two sides of one comparison, either of which a claim may state."""
-    out: set[str] = set()
-    for m in _NEGATION.finditer(text):
-        if m.group().lower() != "without":
-            continue
-        governed = _governed(text, m.end())
-        for w in _WITH.finditer(text):
-            said = w.group(1)
-            if said.split()[0].lower() in _PRONOUNS or terms(said) & governed:
-                out |= governed
-    return out
-
-
-def denied(text: str) -> set[str]:
-    """The words a negation of ``text`` governs: the first few after each cue ("cannot be applied
-    to variable …" denies "applied", "variable")."""
-    return {t for m in _NEGATION.finditer(text) for t in _governed(text, m.end())}
-
-
-def _governed(text: str, end: int) -> set[str]:
-    """The words a negation ending at ``end`` governs: up to three, within its clause."""
-    return terms(" ".join(re.split(r"[,;:.!?(]", text[end:])[0].split()[:3]))  # "(PPO)" names, is not denied
-
-
-_CONTRAST = re.compile(r"unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from")
 _BREAK = re.compile(r"[,;:()]|\b(?:and|but|while|whereas|which|that|to)\b", re.IGNORECASE)
 _WORDS = r"((?:[\w'’.-]+\s+){0,3}?[\w'’.-]+)"  # one to four words, as few as the pattern allows
 _REPLACED = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+replaced\s+(?:with|by)\s+{_WORDS}", re.I)
@@ -509,7 +405,7 @@ def roles_swapped(claim: str, window: str) -> str | None:
     counts = Counter(term_list(window))
     for kept, dropped in theirs:
         for my_kept, my_dropped in mine:
-            if my_kept & dropped and my_dropped & kept and not my_kept & kept - _LIGHT_VERBS:
+            if my_kept & dropped and my_dropped & kept and not my_kept & kept - LIGHT_VERBS:
                 return "the passage gives them the other roles (what it keeps and what it drops)"
         only_dropped = {t for t in dropped & claimed if counts[t] == 1}
         if only_dropped and not mine and not kept & claimed and not negated(claim, claimed):
@@ -731,77 +627,3 @@ def clause_swapped(claim: str, window: str) -> str | None:
 
 def _fold_in(name: str, found: Sequence[str]) -> bool:
     return any(fold(name) == fold(n) for n in found)
-
-
-# -- negation agreement -------------------------------------------------------------------------------
-
-
-def negation_differs(
-    claim: str, wanted: set[str], passage: str, best_sentence: str, sentences: Sequence[str]
-) -> bool:
-    """Whether the claim's negation disagrees with the sentence it rests on. A claim of two statements
-    joined by a semicolon ("X is not done; Y is left implicit") holds each against the passage's
-    sentence that says most of it; a claim of one, against ``best_sentence``, the sentence of the
-    window that says most of it. A label the passage writes "No Retrieval" is no negation in the
-    claim either ("with no retrieval")."""
-    for label in {m.group() for m in _NO_LABEL.finditer(passage)}:
-        claim = re.sub(rf"\b{re.escape(label)}\b", label, claim, flags=re.IGNORECASE)
-    parts = [p for p in claim.split(";") if len(terms(p) & wanted) >= 3]
-    if len(parts) > 1:
-        for part in parts:
-            mine = terms(part) & wanted
-            said = max(sentences, key=lambda t: len(mine & terms(t)))
-            part_negated = negated(part, mine, passage.replace(said, " "))
-            if part_negated != negated(said, mine) and not (
-                part_negated and _denied_too(part, mine, sentences, said)
-            ):
-                return True
-        return False
-    wanted = wanted | {t for m in _UN.finditer(claim) for t in terms(m.group(1))}
-    bare = terms(claim) | terms(passage)
-    claim, passage, best_sentence = (_unprefixed(t, bare) for t in (claim, passage, best_sentence))
-    sentences = [_unprefixed(s, bare) for s in sentences]
-    elsewhere = passage.replace(best_sentence, " ")
-    claim_negated = negated(claim, wanted, elsewhere)
-    if claim_negated == negated(best_sentence, wanted) or paired(best_sentence) & wanted:
-        return False  # agreed, or the sentence states the thing both with and without
-    if conditions_only(claim) and _tabular(best_sentence):
-        return False  # a table gives "without retrieval" as "-" or "Pretraining only", in no words
-    # A negated claim may rest on another sentence, when that one denies what the claim denies
-    # ("… improves perplexity for fixed length sequences. However, these scalars cannot be applied
-    # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added
-    # regularization" against a sentence of the subsets and "We do not perform additional
-    # regularization" after it).
-    return not (claim_negated and _denied_too(claim, wanted, sentences, best_sentence))
-
-
-_NO_LABEL = re.compile(r"(?<![\w-])No\s+[A-Z][\w-]*")  # a baseline named in a legend or a row
-# A participle or an "-able" word with a negative prefix denies its stem: "unscaled" is "without
-# scaling", "unsupervised" "without supervision" (not "under", "until", "unless", "uni-").
-_UN = re.compile(r"\bun(?!i|der|til|less)([a-z]{3,}(?:ed|able|ible))\b", re.IGNORECASE)
-
-
-def _unprefixed(text: str, bare: set[str]) -> str:
-    """``text`` with its negative prefixes as negations, where the claim or the passage also writes
-    the stem without one (in ``bare``): "unchanged at 20.8" against a table is no denial."""
-
-    def spelt(m: re.Match[str]) -> str:
-        return f"not {m.group(1)}" if terms(m.group(1)) & bare else m.group()
-
-    return _UN.sub(spelt, _BROKEN.sub(r"\1\2", text))  # "unsuper- vised" is one word
-
-
-def _tabular(text: str) -> bool:
-    """Text that reads as a table, read or not: six numbers within sixteen words somewhere in it."""
-    starts = [v.start for v in _values(text)[1]]
-    return any(b - a < 16 for a, b in zip(starts, starts[5:], strict=False))
-
-
-def _denied_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:
-    """Whether a sentence other than ``held`` denies what the claim denies, of the claim's words."""
-    mine = denied(claim) & wanted
-    return any(
-        negated(text, wanted) and mine & denied(text) and len(terms(text) & wanted) >= 3
-        for text in sentences
-        if text != held
-    )
