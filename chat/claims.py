@@ -27,17 +27,17 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise, takewhile
+from itertools import pairwise
 from typing import Literal
 
 from chat.assignments import assignment_gainsaid, assignments
+from chat.labels import reference_swapped as _reference_swapped
 from chat.name_checks import entities, modifier_swapped
 from chat.names import fold as _fold
 from chat.names import holds_name as _holds_name
 from chat.names import names as _names
 from chat.negation import negation_differs as _negation_differs
 from chat.number_binding import (
-    IN_PLACE_OF,
     extreme_gainsaid,
     gainsaid,
     list_spans,
@@ -52,12 +52,21 @@ from chat.number_binding import (
 )
 from chat.number_binding import joint_context as _joint_context
 from chat.number_binding import reach as _reach
+from chat.number_words import GENERIC as _GENERIC
+from chat.number_words import HEDGES as _HEDGES
+from chat.number_words import agree as _agree
+from chat.number_words import attached as _attached
+from chat.number_words import margin as _margin
+from chat.number_words import modifiers as _modifiers
+from chat.number_words import per as _per
+from chat.number_words import put_aside as _put_aside
+from chat.number_words import recounted as _recounted
+from chat.number_words import swapped as _swapped
 from chat.numbers import GREEK as _GREEK
-from chat.numbers import NEAR, NOT_A_VALUE, SCALE_NAMES, heading_scale, normalise, shared_scale, worked_factor
+from chat.numbers import NEAR, NOT_A_VALUE, heading_scale, normalise, worked_factor
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import in_table as _in_table
-from chat.numbers import reference_swapped as _reference_swapped
 from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
@@ -91,11 +100,6 @@ NAME_WEIGHT = 0.3  # a number under the claim's name (or another name) binds (or
 WINDOW_WEIGHT = 0.3  # a number in the sentence the claim rests on binds this much more
 STATED_WEIGHT = 0.1  # a sentence stating the claim's numbers is this much likelier the one it rests on
 ATTACH_WEIGHT = 0.3  # a number whose own words ("25,000 test questions") are the claim's binds this much
-_LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
-_PREPOSITIONS = frozenset(
-    ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
-)
-_GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +224,9 @@ def _check(
         ).text
         for at, words in _clause_words(claim, wanted).items()
     }
-    problem = _numbers(claim, passage, window.text, own_windows) or _reference_swapped(claim, window.text)
+    problem = _numbers(claim, passage, window.text, own_windows) or _reference_swapped(
+        claim, window.text, passage
+    )
     if problem:
         return fail("number", problem)
     problem = _rows_compared(claim, tables, passage) if tables else None
@@ -520,26 +526,6 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
     return None
 
 
-_HEDGES = frozenset(
-    [
-        "more",
-        "less",
-        "than",
-        "over",
-        "about",
-        "around",
-        "nearly",
-        "almost",
-        "roughly",
-        "up",
-        "to",
-        "at",
-        "least",
-        "some",
-    ]
-)
-
-
 _GAINS = re.compile(
     r"\b(?:by|more|less|fewer|higher|lower|better|worse|faster|slower|improv\w*|outperform\w*|gains?|margin|"
     r"advantage|lead|gap|difference|points?|below|above|behind|larger|smaller|greater|"
@@ -594,171 +580,6 @@ def _bracketed_for(tokens: Sequence[str], at: int, text: str, claim_names: set[s
         if tok.rstrip(".,;:").endswith(")"):
             break
     return None if labels & names & claim_names else before
-
-
-def _put_aside(tokens: Sequence[str], at: int) -> bool:
-    """The number at word ``at`` is the one put aside ("16 instead of 20")."""
-    return at >= 2 and " ".join(tokens[at - 2 : at]).lower() in IN_PLACE_OF
-
-
-def _margin(tokens: Sequence[str], at: int) -> bool:
-    """The number at word ``at`` is a difference ("by more than 2.0", "by about 3 points"); a factor
-    is not ("speeds it up by 1.8×" says what "speeds it up 1.8×" says)."""
-    if re.search(r"\d\s?[×xX]\W*$", tokens[at]):
-        return False
-    i = at - 1
-    while i >= 0 and tokens[i].lower() in _HEDGES:
-        i -= 1
-    # "formed by 100 batch updates", "divided by 4": "by" after a verb of making or dividing
-    return i >= 0 and tokens[i].lower() == "by" and not (i and _NOT_MARGINS.match(tokens[i - 1].lower()))
-
-
-_NOT_MARGINS = re.compile(
-    r"(?:form|compos|made|consist|construct|divid|multipl|follow|replac|given|defin|denot|represent|"
-    r"generat|produc|written|creat|propos|introduc|releas)\w*$"
-)
-
-
-def _attached(tokens: Sequence[str], at: int) -> set[str]:
-    """The words a number at word ``at`` qualifies or is the value of, before any other word: the
-    noun after it ("25,000 test questions", "1.5B-parameter"), the noun it is given for ("beam size
-    of 15", "α = 0.002") and what a bracketed number belongs to ("fewer samples (403)")."""
-    token = tokens[at]
-    alone = bool(re.fullmatch(r"\([^()\s]+\)", token))  # "(403)", not "(5 per class)"
-    out = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
-    after = at + 1
-    if after < len(tokens) and tokens[after].lower() in SCALE_NAMES:  # "11 billion parameters"
-        token, after = tokens[after], after + 1
-    elif shared_scale(tokens, at):  # "24 and 26 billion tokens": the pair's noun is both numbers'
-        token, after = tokens[after + 2], after + 3
-    if " ".join(tokens[after : after + 2]).lower() in IN_PLACE_OF and after + 2 < len(tokens):
-        token, after = tokens[after + 2], after + 3  # "16 instead of 20 residual blocks"
-    if alone or not re.search(r"[,;:.)\]]$", token):
-        out |= _phrase(tokens[after : after + 3])
-    if after < len(tokens) and tokens[after].lower() == "of":  # "three of the ten were PhD students"
-        out |= _partitive(tokens[after + 1 : after + 7])
-    before = tokens[max(0, at - 4) : at]
-    if alone:
-        out |= _phrase(before[::-1], backwards=True)
-    elif before and before[-1].lower() in _LINKS:
-        out |= _phrase(before[-2::-1], backwards=True)
-    return out
-
-
-_COPULAS = frozenset(["is", "are", "was", "were"])
-
-
-def _partitive(tokens: Sequence[str]) -> set[str]:
-    """What a part ("eight of the participants") is said to be: the words after the clause's "were"
-    ("… were female"), the number's as much as "participants" is."""
-    for j, token in enumerate(tokens):
-        if token.lower() in _COPULAS:
-            return _phrase(tokens[j + 1 : j + 4])
-        if re.search(r"[,;:.)\]]$", token):
-            break
-    return set()
-
-
-def _modifiers(
-    tokens: Sequence[str], values: Sequence[_Value], v: _Value, reach: tuple[int, int]
-) -> dict[str, set[float]]:
-    """The other numbers near ``v`` (within its reach) by the words they qualify: in "4% with the
-    2016 index and 2018 leaders", {"index": {2016}, "leader": {2018}}."""
-    out: dict[str, set[float]] = {}
-    lo, hi = max(reach[0], v.start - 2 * NEAR), min(reach[1], v.start + 2 * NEAR + 1)
-    for o in values:
-        if o.start == v.start or not lo <= o.start < hi or o.unit == "word":
-            continue
-        token = tokens[o.start]
-        words = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
-        if not re.search(r"[,;:.)\]]$", token):
-            words |= _phrase(tokens[o.start + 1 : o.start + 3])
-        for t in words:
-            out.setdefault(t, set()).add(o.value)
-    return out
-
-
-def _swapped(
-    claim_tokens: Sequence[str],
-    claim_values: Sequence[_Value],
-    value: _Value,
-    passage_tokens: Sequence[str],
-    v: _Value,
-    stated: _Value,
-    shared: set[str],
-) -> bool:
-    """Whether the claim gives ``v`` too and the two numbers each other's words: "5,000 examples
-    for 10,000 steps" against "10k examples for 5k steps" (``value`` is the claim's 5,000, ``stated``
-    the passage's 5k)."""
-    words = _attached(claim_tokens, value.start) - shared
-    theirs = _attached(passage_tokens, v.start) - shared
-    stated_words = _attached(passage_tokens, stated.start) - shared
-    other = [m for m in claim_values if _same(v, m) and m.start != value.start]
-    crossed = any(_attached(claim_tokens, m.start) & stated_words for m in other)
-    return bool(words & theirs) and not words & stated_words and crossed
-
-
-def _agree(mine: set[float], theirs: set[float]) -> bool:
-    """Whether a number of the claim's is one of the passage's, or it rounded ("about 37%" of 36.6%)."""
-    return any(a == b or a == round(b) or a == round(b, 1) for a in mine for b in theirs)
-
-
-def _per(tokens: Sequence[str], at: int) -> set[str]:
-    """What a number is counted for ("5 per class"): the words after its "per"."""
-    if at + 1 < len(tokens) and tokens[at + 1].lower() == "per" and not re.search(r"[,;:.)]$", tokens[at]):
-        return _phrase(tokens[at + 2 : at + 4])
-    return set()
-
-
-def _counted(tokens: Sequence[str], at: int) -> set[str]:
-    """What a whole number counts: the words right after it ("128 decoding steps"), not a unit that
-    measures ("100 GB"), and past a number it is put in place of ("16 instead of 20 blocks")."""
-    if not re.fullmatch(r"[\d,]+|[a-z-]+", tokens[at]):
-        return set()
-    after = at + 3 if " ".join(tokens[at + 1 : at + 3]).lower() in IN_PLACE_OF else at
-    words = takewhile(lambda t: re.fullmatch(r"[A-Za-z][a-z-]*[,;:.]?", t), tokens[after + 1 : after + 4])
-    return _phrase(list(words)) - _GENERIC
-
-
-def _recounted(
-    claim_tokens: Sequence[str],
-    value: _Value,
-    passage_tokens: Sequence[str],
-    passage_values: Sequence[_Value],
-    stated_as: Sequence[_Value],
-) -> str | None:
-    """The count the passage gives the claim's noun, where it gives the claim's number only to other
-    nouns ("in 128 continuations" against "128 decoding steps … in 25 continuations")."""
-    if value.unit not in ("", "word") or not value.value.is_integer():
-        return None  # a count, not a measure ("36 GB") nor a scaled size ("530B parameters")
-    mine = _counted(claim_tokens, value.start)
-    theirs = [_counted(passage_tokens, v.start) for v in stated_as]
-    if not mine or any(
-        not t or t & mine or _put_aside(passage_tokens, v.start)
-        for t, v in zip(theirs, stated_as, strict=True)
-    ):
-        return None
-    for v in passage_values:
-        if v.unit == value.unit and v.value.is_integer() and mine <= _counted(passage_tokens, v.start):
-            return " ".join(passage_tokens[v.start : v.start + 2]).rstrip(",;:.")
-    return None
-
-
-def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
-    """The content words of ``tokens`` up to the first function word, number or clause break."""
-    out: set[str] = set()
-    for token in tokens:
-        if not backwards and re.fullmatch(r"\([^()\s]+\)", token):
-            continue  # "400,000 (550,000) training pairs": the bracket is a parallel figure
-        if backwards and re.search(r"[,;:.!?]$", token):
-            break
-        found = term_list(token.translate(_GREEK))
-        if not found or any(c.isdigit() for c in token) or token.lower() in _PREPOSITIONS:
-            break
-        out.update(found)
-        if not backwards and re.search(r"[,;:.!?)\]]$", token):
-            break
-    return out
 
 
 def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:

@@ -31,7 +31,7 @@ NUMBER = re.compile(
 NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
     r"(?:\b(?:Table|Tab\.|Figure|Fig\.|[Ss]ection|[Ss]ec\.|[Cc]hapter|Eqs?\.|Equation|Appendix|Algorithm|Step|Task"
-    r"|Lemma|Theorem|Proposition|Corollary|Definition)|§)\s*\d+(?:\.\d+)*|"
+    r"|Lemma|Theorem|Proposition|Corollary|Definition|[Ll]ines?)|§)\s*\d+(?:\.\d+)*|"
     r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
     r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
     r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])|"  # an enumeration: "(3) A controlled lab study"
@@ -346,33 +346,6 @@ def in_table(found: Sequence[Value], v: Value) -> bool:
     not in prose (where words around it do). A slash pair ("69.9/86.3") is one cell of a row."""
     near = [other.start for other in found if abs(other.start - v.start) <= NEAR]
     return len(near) >= 4 and len(set(near)) >= 3
-
-
-_REFERENCE = re.compile(
-    r"(?:\b(Fig(?:ure)?s?|Tab(?:le)?s?|Sec(?:tion)?s?|Eq(?:uation)?s?)\.?|(§))\s*(\d+(?:\s*(?:,|and|&)\s*\d+)*)\b"
-)
-_REFERENCE_KINDS = {"f": "Figure", "t": "Table", "s": "Section", "§": "Section", "e": "Equation"}
-
-
-def references(text: str) -> dict[str, set[str]]:
-    """The figures, tables, sections and equations the text cites, by kind ("Figures 10 and 11":
-    Figure 10 and 11)."""
-    out: dict[str, set[str]] = {}
-    for m in _REFERENCE.finditer(text):
-        kind = _REFERENCE_KINDS[(m.group(1) or m.group(2))[0].lower()]
-        out.setdefault(kind, set()).update(re.findall(r"\d+", m.group(3)))
-    return out
-
-
-def reference_swapped(claim: str, window: str) -> str | None:
-    """A figure, table, section or equation the claim cites where the sentence it rests on cites
-    another of that kind ("presented in Figure 7" against "The results are presented in Figure 8")."""
-    theirs = references(window)
-    for kind, mine in references(claim).items():
-        cited = theirs.get(kind, set())
-        if cited and not mine & cited:
-            return f"where the passage says this it cites {kind} {min(cited)}, not {kind} {min(mine)}"
-    return None
 
 
 def worked_difference(value: Value, claim_values: Sequence[Value], passage_values: Sequence[Value]) -> bool:

@@ -1,0 +1,210 @@
+"""What a number of a text is of, read from the words around it, for :mod:`chat.claims`: the noun it
+counts ("128 decoding steps"), the noun it is the value of ("beam size of 15"), what a bracket after
+it belongs to, the numbers around it that qualify it, and whether it is a margin ("by 2.0 BLEU") or a
+number put aside ("16 instead of 20 blocks").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import takewhile
+
+from chat.number_binding import IN_PLACE_OF
+from chat.numbers import GREEK as _GREEK
+from chat.numbers import NEAR, SCALE_NAMES, shared_scale
+from chat.numbers import Value as _Value
+from chat.numbers import same as _same
+from retrieval.evidence import term_list
+
+LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
+
+PREPOSITIONS = frozenset(
+    ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
+)
+
+GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
+
+HEDGES = frozenset(
+    [
+        "more",
+        "less",
+        "than",
+        "over",
+        "about",
+        "around",
+        "nearly",
+        "almost",
+        "roughly",
+        "up",
+        "to",
+        "at",
+        "least",
+        "some",
+    ]
+)
+
+
+def put_aside(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is the one put aside ("16 instead of 20")."""
+    return at >= 2 and " ".join(tokens[at - 2 : at]).lower() in IN_PLACE_OF
+
+
+def margin(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is a difference ("by more than 2.0", "by about 3 points"); a factor
+    is not ("speeds it up by 1.8×" says what "speeds it up 1.8×" says)."""
+    if re.search(r"\d\s?[×xX]\W*$", tokens[at]):
+        return False
+    i = at - 1
+    while i >= 0 and tokens[i].lower() in HEDGES:
+        i -= 1
+    # "formed by 100 batch updates", "divided by 4": "by" after a verb of making or dividing
+    return i >= 0 and tokens[i].lower() == "by" and not (i and _NOT_MARGINS.match(tokens[i - 1].lower()))
+
+
+_NOT_MARGINS = re.compile(
+    r"(?:form|compos|made|consist|construct|divid|multipl|follow|replac|given|defin|denot|represent|"
+    r"generat|produc|written|creat|propos|introduc|releas)\w*$"
+)
+
+
+def attached(tokens: Sequence[str], at: int) -> set[str]:
+    """The words a number at word ``at`` qualifies or is the value of, before any other word: the
+    noun after it ("25,000 test questions", "1.5B-parameter"), the noun it is given for ("beam size
+    of 15", "α = 0.002") and what a bracketed number belongs to ("fewer samples (403)")."""
+    token = tokens[at]
+    alone = bool(re.fullmatch(r"\([^()\s]+\)", token))  # "(403)", not "(5 per class)"
+    out = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
+    after = at + 1
+    if after < len(tokens) and tokens[after].lower() in SCALE_NAMES:  # "11 billion parameters"
+        token, after = tokens[after], after + 1
+    elif shared_scale(tokens, at):  # "24 and 26 billion tokens": the pair's noun is both numbers'
+        token, after = tokens[after + 2], after + 3
+    if " ".join(tokens[after : after + 2]).lower() in IN_PLACE_OF and after + 2 < len(tokens):
+        token, after = tokens[after + 2], after + 3  # "16 instead of 20 residual blocks"
+    if alone or not re.search(r"[,;:.)\]]$", token):
+        out |= _phrase(tokens[after : after + 3])
+    if after < len(tokens) and tokens[after].lower() == "of":  # "three of the ten were PhD students"
+        out |= _partitive(tokens[after + 1 : after + 7])
+    before = tokens[max(0, at - 4) : at]
+    if alone:
+        out |= _phrase(before[::-1], backwards=True)
+    elif before and before[-1].lower() in LINKS:
+        out |= _phrase(before[-2::-1], backwards=True)
+    return out
+
+
+_COPULAS = frozenset(["is", "are", "was", "were"])
+
+
+def _partitive(tokens: Sequence[str]) -> set[str]:
+    """What a part ("eight of the participants") is said to be: the words after the clause's "were"
+    ("… were female"), the number's as much as "participants" is."""
+    for j, token in enumerate(tokens):
+        if token.lower() in _COPULAS:
+            return _phrase(tokens[j + 1 : j + 4])
+        if re.search(r"[,;:.)\]]$", token):
+            break
+    return set()
+
+
+def modifiers(
+    tokens: Sequence[str], values: Sequence[_Value], v: _Value, reach: tuple[int, int]
+) -> dict[str, set[float]]:
+    """The other numbers near ``v`` (within its reach) by the words they qualify: in "4% with the
+    2016 index and 2018 leaders", {"index": {2016}, "leader": {2018}}."""
+    out: dict[str, set[float]] = {}
+    lo, hi = max(reach[0], v.start - 2 * NEAR), min(reach[1], v.start + 2 * NEAR + 1)
+    for o in values:
+        if o.start == v.start or not lo <= o.start < hi or o.unit == "word":
+            continue
+        token = tokens[o.start]
+        words = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
+        if not re.search(r"[,;:.)\]]$", token):
+            words |= _phrase(tokens[o.start + 1 : o.start + 3])
+        for t in words:
+            out.setdefault(t, set()).add(o.value)
+    return out
+
+
+def swapped(
+    claim_tokens: Sequence[str],
+    claim_values: Sequence[_Value],
+    value: _Value,
+    passage_tokens: Sequence[str],
+    v: _Value,
+    stated: _Value,
+    shared: set[str],
+) -> bool:
+    """Whether the claim gives ``v`` too and the two numbers each other's words: "5,000 examples
+    for 10,000 steps" against "10k examples for 5k steps" (``value`` is the claim's 5,000, ``stated``
+    the passage's 5k)."""
+    words = attached(claim_tokens, value.start) - shared
+    theirs = attached(passage_tokens, v.start) - shared
+    stated_words = attached(passage_tokens, stated.start) - shared
+    other = [m for m in claim_values if _same(v, m) and m.start != value.start]
+    crossed = any(attached(claim_tokens, m.start) & stated_words for m in other)
+    return bool(words & theirs) and not words & stated_words and crossed
+
+
+def agree(mine: set[float], theirs: set[float]) -> bool:
+    """Whether a number of the claim's is one of the passage's, or it rounded ("about 37%" of 36.6%)."""
+    return any(a == b or a == round(b) or a == round(b, 1) for a in mine for b in theirs)
+
+
+def per(tokens: Sequence[str], at: int) -> set[str]:
+    """What a number is counted for ("5 per class"): the words after its "per"."""
+    if at + 1 < len(tokens) and tokens[at + 1].lower() == "per" and not re.search(r"[,;:.)]$", tokens[at]):
+        return _phrase(tokens[at + 2 : at + 4])
+    return set()
+
+
+def _counted(tokens: Sequence[str], at: int) -> set[str]:
+    """What a whole number counts: the words right after it ("128 decoding steps"), not a unit that
+    measures ("100 GB"), and past a number it is put in place of ("16 instead of 20 blocks")."""
+    if not re.fullmatch(r"[\d,]+|[a-z-]+", tokens[at]):
+        return set()
+    after = at + 3 if " ".join(tokens[at + 1 : at + 3]).lower() in IN_PLACE_OF else at
+    words = takewhile(lambda t: re.fullmatch(r"[A-Za-z][a-z-]*[,;:.]?", t), tokens[after + 1 : after + 4])
+    return _phrase(list(words)) - GENERIC
+
+
+def recounted(
+    claim_tokens: Sequence[str],
+    value: _Value,
+    passage_tokens: Sequence[str],
+    passage_values: Sequence[_Value],
+    stated_as: Sequence[_Value],
+) -> str | None:
+    """The count the passage gives the claim's noun, where it gives the claim's number only to other
+    nouns ("in 128 continuations" against "128 decoding steps … in 25 continuations")."""
+    if value.unit not in ("", "word") or not value.value.is_integer():
+        return None  # a count, not a measure ("36 GB") nor a scaled size ("530B parameters")
+    mine = _counted(claim_tokens, value.start)
+    theirs = [_counted(passage_tokens, v.start) for v in stated_as]
+    if not mine or any(
+        not t or t & mine or put_aside(passage_tokens, v.start)
+        for t, v in zip(theirs, stated_as, strict=True)
+    ):
+        return None
+    for v in passage_values:
+        if v.unit == value.unit and v.value.is_integer() and mine <= _counted(passage_tokens, v.start):
+            return " ".join(passage_tokens[v.start : v.start + 2]).rstrip(",;:.")
+    return None
+
+
+def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
+    """The content words of ``tokens`` up to the first function word, number or clause break."""
+    out: set[str] = set()
+    for token in tokens:
+        if not backwards and re.fullmatch(r"\([^()\s]+\)", token):
+            continue  # "400,000 (550,000) training pairs": the bracket is a parallel figure
+        if backwards and re.search(r"[,;:.!?]$", token):
+            break
+        found = term_list(token.translate(_GREEK))
+        if not found or any(c.isdigit() for c in token) or token.lower() in PREPOSITIONS:
+            break
+        out.update(found)
+        if not backwards and re.search(r"[,;:.!?)\]]$", token):
+            break
+    return out
