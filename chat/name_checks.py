@@ -123,13 +123,18 @@ _NOT_HEADS = frozenset(
 _LINE_BREAK = re.compile(r"([a-z])- (?!(?:and|or|to|nor|as|vs|but)\b)([a-z]+)\b")
 
 
+_SUBJECTS = frozenset(["it", "they", "we", "he", "she", "which", "who"])
+
+
 def _pairs(text: str) -> dict[tuple[str, str], str]:
     """Two content words side by side ("soft targets", "CPU memory") as stems, with their text."""
     out = {}
     text = _LINE_BREAK.sub(r"\1\2", text)
     for part in re.split(r"[^\w\s'’-]+", text):
         words = part.split()
-        for a, b in pairwise(words):
+        for i, (a, b) in enumerate(pairwise(words)):
+            if i and words[i - 1].lower() in _SUBJECTS:
+                continue  # "it requires models": a verb and its object, not a kind of model
             first, second = term_list(a), term_list(b)
             if len(first) == 1 and len(second) == 1 and first[0].isalpha() and second[0].isalpha():
                 out[(first[0], second[0])] = f"{a} {b}"

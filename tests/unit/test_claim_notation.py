@@ -325,3 +325,17 @@ LISTING = (  # arXiv 2206.10883, p. 16: a code example's numbered lines, without
 def test_a_line_of_a_listing_is_the_one_that_says_it(claim: str, passage: str, stated: bool) -> None:
     result = check_claim(claim, passage)
     assert result.supported is stated, result.reason
+
+
+FID = (  # arXiv 2007.01282, p. 1
+    "Roberts et al. (2020) introduced a generative model for open domain question answering. Without "
+    "relying on external knowledge, this method obtained competitive results on several benchmarks. "
+    "However, it requires models containing billions of parameters, since all the information needs to "
+    "be stored in the weights."
+)
+
+
+def test_a_verb_before_a_noun_is_not_a_kind_of_it() -> None:
+    """ "it requires models" is no kind of model that gainsays "generative model"."""
+    claim = "The generative model of Roberts and colleagues needs billions of parameters."
+    assert check_claim(claim, FID).supported, check_claim(claim, FID).reason
