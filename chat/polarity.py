@@ -139,8 +139,13 @@ def _directions(text: str) -> set[int]:
     # 2,000"), in a sentence that says no direction in words ("20-30x faster (< 20ms)" is faster).
     for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text):
         if not _worded(sentence):
-            found |= {-1 if m.group(1) in "<≤" else 1 for m in re.finditer(r"([<>≤≥])\s*\d", sentence)}
+            found |= {-1 if m.group(1) in "<≤" else 1 for m in _SIGNED.finditer(sentence)}
     return found
+
+
+# A bound as a sign that opens a bracket or a clause ("(< 2000 questions)"); after a name, a sign
+# states a condition ("toxicity score > 0.5"), not which way the sentence compares.
+_SIGNED = re.compile(r"(?:^|[(\[,;:]\s*)([<>≤≥])\s*\d")
 
 
 def _worded(text: str) -> bool:

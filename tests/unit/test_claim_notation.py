@@ -339,3 +339,24 @@ def test_a_verb_before_a_noun_is_not_a_kind_of_it() -> None:
     """ "it requires models" is no kind of model that gainsays "generative model"."""
     claim = "The generative model of Roberts and colleagues needs billions of parameters."
     assert check_claim(claim, FID).supported, check_claim(claim, FID).reason
+
+
+TOXICITY = (  # arXiv 2204.02311, p. 44 (Table 19 and its caption)
+    "First-sentence 128-decode steps Model Toxic Non-toxic Toxic Non-toxic PaLM 8B 0.78 0.44 0.90 0.53 "
+    "PaLM 62B 0.81 0.46 0.91 0.58 PaLM 540B 0.80 0.46 0.91 0.56 Table 19: Probability of generating a "
+    "comment that could be perceived as toxic (i.e. toxicity score > 0.5) at least once in 25 "
+    "continuations for different model sizes."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        # a sign after a name states a condition ("score > 0.5"), not the caption's direction
+        ("PaLM 8B has a lower first-sentence toxicity probability for toxic prompts than PaLM 540B.", True),
+        ("PaLM 8B has a higher first-sentence toxicity probability for toxic prompts than PaLM 540B.", False),
+    ],
+)
+def test_a_sign_after_a_name_is_a_condition_not_a_direction(claim: str, stated: bool) -> None:
+    result = check_claim(claim, TOXICITY)
+    assert result.supported is stated, result.reason
