@@ -368,8 +368,13 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
     ranged_claim = {e.start for pair in ranges(claim) for e in pair}
     tables = _read_tables(passage)
     # a value the claim gives a symbol as the passage does ("p = 0.96") is stated, wherever it stands
+    # (where the passage gives the symbol one value: "T = 0 … T = 1" leaves which to the words around)
+    given = assignments(passage)
     agreed = {
-        v for name, said in assignments(claim).items() for v in said & assignments(passage).get(name, set())
+        v
+        for name, said in assignments(claim).items()
+        if len(given.get(name, ())) == 1
+        for v in said & given[name]
     }
     spanned = list_spans(claim, passage)  # "from 62 to 121 days" for "(62, 74, 112, 121 days)"
     together = stated_together(claim, passage)

@@ -360,3 +360,25 @@ TOXICITY = (  # arXiv 2204.02311, p. 44 (Table 19 and its caption)
 def test_a_sign_after_a_name_is_a_condition_not_a_direction(claim: str, stated: bool) -> None:
     result = check_claim(claim, TOXICITY)
     assert result.supported is stated, result.reason
+
+
+SAMPLING = (  # arXiv 2203.02155, p. 44
+    "All model sampling is performed at temperature T = 0 and truncated at the first newline. Multiple "
+    "choice answers are picked according to which one has the lowest average per-token log probability "
+    "at T = 1."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "stated"),
+    [
+        ("Model sampling is done at temperature T = 0.", True),
+        ("Multiple choice answers use the average per-token log probability at T = 1.", True),
+        # a symbol the passage gives two values: which one is the words around it
+        ("All model sampling is done at temperature T = 1.", False),
+        ("Multiple choice answers use the average per-token log probability at T = 0.", False),
+    ],
+)
+def test_a_symbol_given_two_values_is_bound_by_its_words(claim: str, stated: bool) -> None:
+    result = check_claim(claim, SAMPLING)
+    assert result.supported is stated, result.reason
