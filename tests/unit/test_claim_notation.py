@@ -1,7 +1,7 @@
 """How papers write numbers, lists and labels, read by the claim checker (chat.claims): arrows, sets
 in braces, chances in words, half-way roundings, values each said "on" an item, baselines named
-"No …" in a legend, a side of a comparison owned by a possessive, a name that says whose; negative prefixes, the noun a
-count is of, an algorithm's numbered lines, and a symbol given two values."""
+"No …" in a legend, a side of a comparison owned by a possessive, a name that says whose; negative
+prefixes, the noun a count is of, an algorithm's numbered lines, and a symbol given two values."""
 
 from __future__ import annotations
 
