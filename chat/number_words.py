@@ -1,4 +1,4 @@
-"""What a number of a text is of, read from the words around it, for :mod:`chat.claims`: the noun it
+"""What a number in a text is of, read from the words around it, for :mod:`chat.claims`: the noun it
 counts ("128 decoding steps"), the noun it is the value of ("beam size of 15"), what a bracket after
 it belongs to, the numbers around it that qualify it, and whether it is a margin ("by 2.0 BLEU") or a
 number put aside ("16 instead of 20 blocks").
@@ -23,7 +23,8 @@ PREPOSITIONS = frozenset(
     ["after", "before", "across", "over", "under", "during", "via", "using", "than", "per"]
 )
 
-GENERIC = frozenset(term_list("score value result performance number total amount"))  # say nothing of what
+# Words that say nothing of what a number is.
+GENERIC = frozenset(term_list("score value result performance number total amount"))
 
 HEDGES = frozenset(
     [
