@@ -32,10 +32,13 @@ NOT_A_VALUE = re.compile(
     r"\[[\d,;\s–-]+\]|(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|"
     r"(?:\b(?:Table|Tab\.|Figure|Fig\.|[Ss]ection|[Ss]ec\.|[Cc]hapter|Eqs?\.|Equation|Appendix|Algorithm|Step|Task"
     r"|Lemma|Theorem|Proposition|Corollary|Definition|[Ll]ines?)|§)\s*\d+(?:\.\d+)*|"
-    r"(?<![\w.])\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"  # a heading: "3.1 GENERATING AND …"
+    # a heading: "3.1 GENERATING AND …" (not a row's last cell: "90.01 90.41 JNLPBA NER")
+    r"(?<![\w.])(?<!\d\s)\d+(?:\.\d+)*\s+(?=[A-Z]{3,}\s+[A-Z]{2,}\b)|"
     r"(?:^|(?<=[.:!?]\s))\d+(?:\.\d+)*\s+(?=[A-Z][a-z]+\s+[A-Z])|"  # "… rule. 4 Results We applied"
     r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])|"  # an enumeration: "(3) A controlled lab study"
-    r"(?:(?<=\bin )|(?<=\bsee ))\d{1,2}(?:\.\d)?(?=\.(?:\s|$))"  # a section without its "§": "in 3."
+    r"(?:(?<=\bin )|(?<=\bsee ))\d{1,2}(?:\.\d)?(?=\.(?:\s|$))|"  # a section without its "§": "in 3."
+    r"(?<![\w.])\d{1,2}h\d{1,2}m[\d.s]*|[−+-]?\d{1,3}\s?[◦°]\s?\d{1,2}\s?[′'][\d.′'″\"]*|"  # sky coordinates
+    r"(?:(?<=[A-Za-z]{2})|(?<=\s[smg]))−\d(?!\w)"  # a unit's power: "μJy beam−1", "km s−1" (not "k−1")
 )
 # "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
 _CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")

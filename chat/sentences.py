@@ -90,8 +90,9 @@ def _ends_sentence(text: str, dot: int, end: int) -> bool:
     if len(before) == 1 and before.isalpha() and text[dot - 1].isupper():
         return False  # an initial: "J. Smith"
     following = text[end:].lstrip()[:1]
-    # A new sentence starts with a capital, a digit, a bracket or a quote, not a lower-case word.
-    return not following or not following.islower()
+    # A new sentence starts with a capital, a digit, a bracket or a quote, not a lower-case word nor a
+    # relation ("R.A. = 12h15m", "Dec. ≈ −13°").
+    return not following or not (following.islower() or following in "=<>≈≤≥±×")
 
 
 def _add(out: list[Sentence], text: str, start: int, end: int) -> None:
