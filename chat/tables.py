@@ -77,10 +77,24 @@ _ANNOTATION = re.compile(r"(\d\.\d+[a-f]?)\s+\(\d+\)(?=\s|$)")
 _SLASHED = re.compile(r"(?<!\S)(\d+(?:\.\d+)?)/(?:\d+(?:\.\d+)?|[-–])(?!\S)")
 
 
+# A cell's spread ("90.41 ± 0.06") is a note on it, and a work cited in a row ("BC5CDR Li et al. (2016)
+# NER") is a column of references: neither is a cell, and a year would break the row's run of cells.
+_SPREAD = re.compile(r"(\d)\s+±\s+(?:\d+(?:\.\d+)?|\?)(?=\s|$)")
+_REFERENCE = re.compile(
+    r"(?<=[A-Za-z]\s)[A-Z][\w'-]*(?:\s+[^\s\w(]\w*)?"  # "Do ˘gan": a mark the PDF set apart
+    r"(?:\s+et al\.|\s+and\s+[A-Z][\w'-]*)\s+\((?:19|20)\d\d[a-z]?\)\s*"
+)
+
+
+# A heading broken at its hyphen ("S2ORC- SCIBERT"), which a header must read as one.
+_BROKEN_NAME = re.compile(r"(?<=[A-Z0-9])- (?=[A-Z]{2,}\b)")
+
+
 @lru_cache(maxsize=256)
 def read(text: str) -> Table | None:
     """The table in ``text``, or None when no row shape is clear."""
-    text = _ANNOTATION.sub(r"\1", text)
+    text = _REFERENCE.sub("", _SPREAD.sub(r"\1", _ANNOTATION.sub(r"\1", text)))
+    text = _BROKEN_NAME.sub("-", text)
     slashed = {i: t for i, t in enumerate(tokens(text)) if _SLASHED.fullmatch(t)}
     text = _SLASHED.sub(r"\1", text) if slashed else text
     words, found = values(text)
@@ -343,14 +357,24 @@ def _aligned(claim: str, labels: Sequence[str], value: Value) -> int | None:
         for i, mine in hits.items()
         if any(set(term_list(words[j])) & mine for j in range(pair[0].start))
     }
+    if len(first) == 1:  # "A reaches 0.61 against 0.47 for B": the second's row is named after it
+        after = _FOR_NAME.match(" ".join(tokens(claim)[pair[1].start + 1 :]))
+        said = _names_said(f"x {after.group(1)}") - _NO_LABEL - _SCALES if after else set()
+        named = [i for i, label in enumerate(labels) if _terms(label) & said and i not in first]
+        return [*first, named[0]][pair.index(value)] if len(named) == 1 else None
     if len(first) != 2:
         return None
     order = sorted(first, key=first.__getitem__)
     return order[pair.index(value)]
 
 
+# "… against 0.47 for MultiVers-FEVER", "… for the runner-up, MultiVers-FEVER": whose the second is
+_FOR_NAME = re.compile(r"(?:for|of|by|from)\s+(?:[a-z][a-z\s-]*,\s+)?([^,;.]+)")
+
+
 def _named(label: str) -> bool:
-    words = label.split()
+    # "& CS SciCite": a group's name run into the row's; "Inline cite spans (body)": a qualifier
+    words = [w for w in label.lstrip("&+-–|/ ").split() if not re.fullmatch(r"\(\w+\)", w)]
     return len(words) <= 3 and any(w[:1].isupper() or any(c.isdigit() for c in w) for w in words)
 
 
@@ -681,8 +705,12 @@ def _said(claim: str) -> set[str]:
 
 
 def _names_said(claim: str) -> set[str]:
-    """The terms of the claim's words written with a capital after its first word: names."""
-    return {t for w in claim.split()[1:] if any(c.isupper() for c in w) for t in _terms(w)}
+    """The terms of the claim's words written with a capital after its first word, or with one after
+    their own first letter ("SuperPAL gives …"): names."""
+    words = claim.split()
+    return {
+        t for i, w in enumerate(words) if any(c.isupper() for c in (w if i else w[1:])) for t in _terms(w)
+    }
 
 
 def _abbreviates(short: str, word: str) -> bool:
