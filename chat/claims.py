@@ -32,7 +32,7 @@ from typing import Literal
 
 from chat.assignments import assignment_gainsaid, assignments
 from chat.labels import reference_swapped as _reference_swapped
-from chat.name_checks import entities, modifier_swapped
+from chat.name_checks import entities, exception_swapped, modifier_swapped
 from chat.names import fold as _fold
 from chat.names import holds_name as _holds_name
 from chat.names import names as _names
@@ -42,12 +42,14 @@ from chat.number_binding import (
     gainsaid,
     list_spans,
     lists,
+    partners,
     range_gainsaid,
     ranges,
     ratio_checks,
     ratio_fits,
     ratios,
     rounds_from,
+    spelled_out,
     stated_together,
 )
 from chat.number_binding import joint_context as _joint_context
@@ -234,7 +236,7 @@ def _check(
         return fail("direction", problem)
     problem = None if tabled else entities(claim, window.text, passage, shares[best], context, lead)
     if problem is None and not tabled:
-        problem = modifier_swapped(claim, window.text, passage)
+        problem = modifier_swapped(claim, window.text, passage) or exception_swapped(claim, passage)
     if problem:
         return fail("entity", problem)
     if _opposed(claim, window.text):
@@ -450,7 +452,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         recount = _recounted(claim_tokens, value, passage_tokens, passage_values, stated_as)
         if recount:
             return f"the passage gives {recount}, not {value.text}"
-        claim_ctx = _joint_context(claim, claim_words, claim_values, value)
+        claim_ctx = spelled_out(_joint_context(claim, claim_words, claim_values, value), claim, passage)
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
         )
@@ -510,7 +512,11 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
                 not any(
                     _same(v, mine) or (mine is not value and _rounds_to(v, mine)) for mine in claim_values
                 )
-                or _swapped(claim_tokens, claim_values, value, passage_tokens, v, stated, shared)
+                # (the two counts of one ratio, "101 out of 162 papers", share their words)
+                or (
+                    _swapped(claim_tokens, claim_values, value, passage_tokens, v, stated, shared)
+                    and (v.start, stated.start) not in partners(passage)
+                )
             )
             and v not in not_rivals
             and v not in ends
@@ -524,6 +530,9 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
                 or bool(_attached(passage_tokens, v.start) & attached)
             )
         ]
+        # a number that binds none of the claim's words is no rival, unless it stands in the claim's
+        # sentence (its true number, where the claim swapped it for one said elsewhere)
+        rivals = [(b, v) for b, v in rivals if b > 0 or span[0] <= v.start < span[1]]
         if rivals:
             best, rival = max(rivals, key=lambda r: r[0])
             if best > own + MARGIN:

@@ -381,6 +381,16 @@ def owners(text: str, v: Value) -> dict[Value, Owner]:
     return {}
 
 
+def listed_owner(text: str, v: Value) -> Owner | None:
+    """The item an aligned list gives ``v`` to ("the United Kingdom, India and Canada represent 7%,
+    3.4% and 2.5%, respectively"), or None."""
+    toks = tokens(text)
+    for lo, hi in _sentences(toks):
+        if lo <= v.start < hi:
+            return _long_names(toks, _aligned(toks, values(text)[1], lo, hi)).get(v)
+    return None
+
+
 def _long_names(toks: Sequence[str], aligned: dict[Value, Owner]) -> dict[Value, Owner]:
     """An item that is an acronym the passage elsewhere writes inside a longer name ("TREC" for
     "CuratedTREC", not itself an item) is that name too."""
@@ -744,4 +754,23 @@ def _breaks(text: str) -> set[int]:
     for i, token in enumerate(tokens(text)):
         if token[-1] in ",;:":
             out.add(i + 1)
+    return out
+
+
+_ACRONYM = re.compile(r"\b([A-Z]{2,5})s?\b")
+
+
+def spelled_out(ctx: dict[str, float], claim: str, passage: str) -> dict[str, float]:
+    """``ctx`` (a claim number's words) with the passage's acronyms the claim spells out ("channels
+    under test" for "CUTs"), each at the weight of the words that spell it."""
+    acronyms = {a.lower() for a in _ACRONYM.findall(passage)}
+    words = re.findall(r"[A-Za-z]+", claim)
+    out = dict(ctx)
+    for n in (2, 3, 4):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            initials = "".join(w[0] for w in run).lower()
+            weights = [ctx[t] for w in run for t in term_list(w) if t in ctx]
+            if initials in acronyms and weights and not any(w.isupper() for w in run):
+                out[initials] = max(out.get(initials, 0.0), *weights)
     return out

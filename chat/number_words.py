@@ -184,7 +184,10 @@ def recounted(
     mine = _counted(claim_tokens, value.start)
     theirs = [_counted(passage_tokens, v.start) for v in stated_as]
     if not mine or any(
-        not t or t & mine or put_aside(passage_tokens, v.start)
+        not t
+        or t & mine
+        or put_aside(passage_tokens, v.start)
+        or mine <= _named_before(passage_tokens, v.start)
         for t, v in zip(theirs, stated_as, strict=True)
     ):
         return None
@@ -192,6 +195,19 @@ def recounted(
         if v.unit == value.unit and v.value.is_integer() and mine <= _counted(passage_tokens, v.start):
             return " ".join(passage_tokens[v.start : v.start + 2]).rstrip(",;:.")
     return None
+
+
+def _named_before(tokens: Sequence[str], at: int) -> set[str]:
+    """The words of the clause before a number, which it may be the value of ("the number of
+    iterations … was set to 20"); none where another number stands there ("26 frames of 40")."""
+    out: set[str] = set()
+    for token in reversed(tokens[max(0, at - 2 * NEAR) : at]):
+        if re.search(r"\d", token):
+            return set()  # its words may be that number's ("26 frames of 40")
+        if re.search(r"[,;:.!?]$", token):
+            break
+        out.update(term_list(token.translate(_GREEK)))
+    return out
 
 
 def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
