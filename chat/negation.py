@@ -154,7 +154,8 @@ def negation_differs(
     sentences = [_unprefixed(s, bare) for s in sentences]
     elsewhere = passage.replace(best_sentence, " ")
     claim_negated = negated(claim, wanted, elsewhere)
-    if claim_negated == negated(best_sentence, wanted) or paired(best_sentence) & wanted:
+    held = _clause_held(best_sentence, wanted)
+    if claim_negated == negated(held, wanted) or paired(best_sentence) & wanted:
         return False  # agreed, or the sentence states the thing both with and without
     if conditions_only(claim) and _tabular(best_sentence):
         return False  # a table gives "without retrieval" as "-" or "Pretraining only", in no words
@@ -180,6 +181,22 @@ def _unprefixed(text: str, bare: set[str]) -> str:
         return f"not {m.group(1)}" if terms(m.group(1)) & bare else m.group()
 
     return _UN.sub(spelt, unbroken(text))  # "unsuper- vised" is one word
+
+
+# A clause put before the sentence's own ("As packets are not received at once, we filtered …"): its
+# negation is of what it says, not of the main clause.
+_FRONTED = re.compile(r"(?:As|Since|Because|While|Although|Though|Whereas|If|When)\s[^,;()]{8,}?,\s")
+
+
+def _clause_held(sentence: str, wanted: set[str]) -> str:
+    """The sentence, or of its fronted clause and its main clause the one that says more of the
+    claim's words."""
+    fronted = _FRONTED.match(sentence)
+    if not fronted:
+        return sentence
+    first, rest = sentence[: fronted.end()], sentence[fronted.end() :]
+    a, b = len(terms(first) & wanted), len(terms(rest) & wanted)
+    return sentence if a == b else first if a > b else rest
 
 
 def _tabular(text: str) -> bool:
