@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from chat.names import fold, holds_name, names
 from chat.negation import LIGHT_VERBS, negated, unbroken
+from chat.number_binding import listed_owner
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import rounds_to as _rounds_to
@@ -60,6 +61,7 @@ _UP = [
     "longer",
     "deeper",
     "stronger",
+    "speedup",
 ]
 _DOWN = [
     "lower",
@@ -114,7 +116,7 @@ _DIRECTION = {t: 1 for w in _UP for t in term_list(w)} | {t: -1 for w in _DOWN f
 # Quantities of which less is better: "a lower runtime" is "faster", "reduces the error" "improves".
 _LESS_IS_BETTER = frozenset(term_list("time runtime latency error errors loss perplexity cost wer overhead"))
 _SAYS_BETTER = frozenset(
-    term_list("better worse faster slower improve improves improved improving superior inferior")
+    term_list("better worse faster slower improve improves improved improving superior inferior speedup")
     + term_list("outperform outperforms outperformed underperform underperforms underperformed")
 )
 
@@ -243,11 +245,15 @@ def opposed(claim: str, window: str) -> bool:
     return len(mine) == 1 and bool(theirs) and not mine & theirs
 
 
+_SPEEDUP = re.compile(r"\bspeed[- ]up\b", re.IGNORECASE)  # "a 2x speed up over HTML": one comparative
+
+
 def order_swapped(claim: str, window: str) -> bool:
     """ "A outperforms B" against "B outperforms A": the two names around the claim's comparison (the
     nearest before its first comparative word and after it), in the other order (the passive voice
     aside). Where the claim states a number the passage states, the order is judged in that number's
     clause ("BART was more factual than RAG in 7.1% of cases, while RAG was more factual in 42.7%")."""
+    claim, window = (_SPEEDUP.sub("speedup", t) for t in (claim, window))
     # a capitalised first word is a name when the passage's sentence writes it as one ("Adam is …")
     first = re.match(r"[A-Z][a-z]{2,}\b", claim)
     theirs = {fold(n) for n in names(window, anywhere=True)}
@@ -538,6 +544,11 @@ def numbers_compared(claim: str, passage: str) -> str | None:
         return f"the passage gives {own[0].text} against {own[1].text}"
     toks = _tokens(passage)
     found: dict[str, list[tuple[int, _Value]]] = {"left": [], "right": []}
+    # whose each number is, by an aligned list ("India and Canada … 3.4% and 2.5%, respectively") or a
+    # phrase after it ("1e-4 for the first training stage and 2e-5 for the second"), less the words
+    # two of them share ("training stage")
+    scopes = {v.start: _owned(passage, toks, v) for v in _values(passage)[1]}
+    shared = {t for t, n in Counter(t for s in scopes.values() for t in s).items() if n > 1}
     for v in _values(passage)[1]:
         if v.unit in ("word", "±") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
             continue
@@ -545,7 +556,10 @@ def numbers_compared(claim: str, passage: str) -> str | None:
         while lo > max(0, v.start - 10) and not re.search(r"(?<![A-Z\d])[.!?]$", toks[lo - 1]):
             lo -= 1
         near = {t for w in toks[lo : v.start] for t in term_list(w)}
-        score = len(near & left) - len(near & right)
+        owned = scopes[v.start] - shared
+        mark = 2 if owned & (left | right) else 1  # whose it is by its list or phrase: surer
+        near = owned if mark == 2 else near
+        score = mark * (len(near & left) - len(near & right))
         if score:
             found["left" if score > 0 else "right"].append((abs(score), v))
     pairs = [
@@ -565,6 +579,26 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     if said != way:
         return f"the passage gives {a.text} against {b.text}"
     return None
+
+
+def _owned(passage: str, toks: Sequence[str], v: _Value) -> set[str]:
+    listed = listed_owner(passage, v)
+    return set(listed.terms) if listed is not None else _scoped(toks, v.start)
+
+
+def _scoped(toks: Sequence[str], at: int) -> set[str]:
+    """The words of a phrase that says what the number at ``at`` is for ("2e-5 for the second training
+    stage"), up to the next number or clause break."""
+    if at + 1 >= len(toks) or toks[at + 1].lower() not in ("for", "on", "in", "with", "under"):
+        return set()
+    out: set[str] = set()
+    for token in toks[at + 2 : at + 8]:
+        if any(c.isdigit() for c in token) or token.lower() in ("and", "or", "while", "whereas", "but"):
+            break
+        out.update(term_list(token))
+        if re.search(r"[,;:.!?)]$", token):
+            break
+    return out
 
 
 _PARTS = re.compile(r";|,?\s*\b(?:whereas|while|but)\b", re.IGNORECASE)
