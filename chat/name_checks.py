@@ -256,15 +256,17 @@ def exception_swapped(claim: str, passage: str) -> str | None:
     """ "every dataset except MSR-VTT" against "all datasets except for MSVD": the passage's sentence
     that says most of the claim sets apart another name than the claim does."""
     mine = _EXCEPT.search(claim)
-    excepted = _names(mine.group(1), anywhere=True) if mine else []
+    if mine is None:
+        return None
+    excepted = _names(mine.group(1), anywhere=True)
     if not excepted:
         return None
     said = terms(claim[: mine.start()])
-    held = [(len(said & terms(s.text)), s.text) for s in split(passage) if _EXCEPT.search(s.text)]
+    held = [(len(said & terms(s.text)), m.group(1)) for s in split(passage) if (m := _EXCEPT.search(s.text))]
     if not held:
         return None
-    overlap, sentence = max(held)
-    theirs = _names(_EXCEPT.search(sentence).group(1), anywhere=True)  # type: ignore[union-attr]
+    overlap, set_apart = max(held)
+    theirs = _names(set_apart, anywhere=True)
     if overlap < 2 or not theirs or any(_fold(n) == _fold(t) for n in excepted for t in theirs):
         return None
     return f"the passage sets apart {theirs[0]}, not {excepted[0]}"

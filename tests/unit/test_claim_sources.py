@@ -104,8 +104,8 @@ WARMUP = (  # a video retrieval paper (unarXive 2212.11790, section 15)
         ("On ACL-ARC, SciBERT scores 68.45.", S2ORC, "number"),
         # two cells a row, under labels with a qualifier ("Inline cite spans (body)"): a table, not prose
         (
-            "LaTeX parses average 93.3 body paragraphs, against 9.9 for GROBID parses, since LaTeX keeps line "
-            "breaks rather than paragraph breaks.",
+            "LaTeX parses average 93.3 body paragraphs, against 9.9 for GROBID parses, since LaTeX keeps "
+            "line breaks rather than paragraph breaks.",
             PARSES,
             "",
         ),
