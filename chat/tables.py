@@ -102,6 +102,7 @@ def read(text: str) -> Table | None:
     at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     at = {i: Value(v.value, v.unit, v.start, slashed.get(i, v.text)) for i, v in at.items()}
     runs = _runs(len(words), at)
+    at, runs = _numbered_labels(at, runs)
     table = _labelled(toks, at, runs)
     filled = _with_empty_cells(toks, at, runs)
     full = _labelled(toks, *filled) if filled else None
@@ -447,6 +448,28 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
     token = toks[v.start].lstrip(",;:()[]").rstrip(".,;:()[]").rstrip(_MARKS)
     # "101093*": a footnote; ".628": a leading point is the number's; "-6.7", "+0.5": a sign is too
     return token == first or (token[:1] in "+-−" and token[1:] == first)
+
+
+def _numbered_labels(
+    at: dict[int, Value], runs: list[tuple[int, int]]
+) -> tuple[dict[int, Value], list[tuple[int, int]]]:
+    """Rows named by whole numbers ("6 6 OTSL 0.965 … 2.73 HTML 0.969 … 5.39 4 4 OTSL"): where most
+    runs hold ``k`` cells and a longer one ends in one to three whole numbers after its ``k`` cells of
+    another kind, those are the next row's label, not cells."""
+    lengths = Counter(b - a for a, b in runs if b - a >= 3)
+    if not lengths:
+        return at, runs
+    k = lengths.most_common(1)[0][0]
+    labels = set()
+    for a, b in runs:
+        tail = [at[i] for i in range(a + k, b)]
+        whole = all(v.value.is_integer() and not v.unit for v in tail)
+        if 1 <= b - a - k <= 3 and whole and not all(at[i].value.is_integer() for i in range(a, a + k)):
+            labels.update(range(a + k, b))
+    if not labels:
+        return at, runs
+    kept = {i: v for i, v in at.items() if i not in labels}
+    return kept, _runs(max(at) + 1, kept)
 
 
 def _in_label(toks: Sequence[str], v: Value) -> bool:

@@ -2,8 +2,8 @@
 coordinates and units' powers, a table whose rows cite works and carry spreads, a table of two cells
 a row with a qualifier in its labels, a name spelled out for its acronym, a fronted clause's own
 negation, the two counts of one ratio, a value named before it, a pair's second row named after it,
-the two sides of a speed-up, two sides compared by the numbers a list or a phrase gives them, and
-what a sentence sets apart."""
+the two sides of a speed-up, rows named by whole numbers, two sides compared by the numbers a list or
+a phrase gives them, and what a sentence sets apart."""
 
 from __future__ import annotations
 
@@ -88,6 +88,12 @@ WARMUP = (  # a video retrieval paper (unarXive 2212.11790, section 15)
     "linear learning rate warm-up over the first 10% of the training iterations for all datasets except "
     "for MSVD where we find that using warm-up slightly degrades the performance."
 )
+LAYERS = (  # Lysak et al., OTSL (docling's test PDF, arXiv 2305.03393), p. 9, Table 1 as PDF text
+    "# enc-layers # dec-layers Language TEDs mAP (0.75) Inference time (secs) simple complex all 6 6 OTSL "
+    "0.965 0.934 0.955 0.88 2.73 HTML 0.969 0.927 0.955 0.857 5.39 4 4 OTSL 0.938 0.904 0.927 0.853 1.97 "
+    "HTML 0.952 0.909 0.938 0.843 3.77 2 4 OTSL 0.923 0.897 0.915 0.859 1.91 HTML 0.945 0.901 0.931 0.834 "
+    "3.81 4 2 OTSL 0.952 0.92 0.942 0.857 1.22 HTML 0.944 0.903 0.931 0.824 2"
+)
 
 
 @pytest.mark.parametrize(
@@ -141,6 +147,19 @@ WARMUP = (  # a video retrieval paper (unarXive 2212.11790, section 15)
         # what a sentence sets apart ("all datasets except for MSVD") is named
         ("Linear learning-rate warm-up is applied to every dataset except MSVD.", WARMUP, ""),
         ("Linear learning-rate warm-up is applied to every dataset except MSR-VTT.", WARMUP, "entity"),
+        # rows named by whole numbers ("4 4 OTSL"): the run before does not take them as cells
+        (
+            "In the setting with 6 encoder and 6 decoder layers, OTSL needs 2.73 seconds for inference "
+            "while HTML needs 5.39 seconds.",
+            LAYERS,
+            "",
+        ),
+        (
+            "In the setting with 6 encoder and 6 decoder layers, OTSL needs 1.97 seconds for inference "
+            "while HTML needs 5.39 seconds.",
+            LAYERS,
+            "number",
+        ),
     ],
 )
 def test_other_fields_and_sources(claim: str, passage: str, kind: str) -> None:
