@@ -15,16 +15,16 @@ clear, nothing is read: the claim is then judged by the words around its number,
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import groupby, pairwise
+from itertools import pairwise
 
 from chat.numbers import EMPTY, Value, comparable, heading_scale, number_word, rounds_to, same, tokens, values
+from chat.table_cells import EMPTY_CELLS, numbered_labels, plain, runs_of, with_empty_cells
 from chat.table_headers import (
     LABEL_HEADINGS,
     SIZE,
@@ -38,7 +38,6 @@ from chat.table_headers import (
 from retrieval.evidence import term_list, terms
 
 _MAX_LABEL = 4  # words of a row's label
-_EMPTY = frozenset(["-", "–", "—"])  # an empty cell
 _NO_LABEL = frozenset(["none", "n/a"])  # "None" (no retriever, no training) names no row
 _SCALES = frozenset(terms("billions millions thousands"))  # "(Billions of Tokens)": a unit, no name
 _MAX_HEADER = 12  # words of a header whose first word names the labels' column
@@ -67,44 +66,24 @@ class Table:
     spelled: tuple[str, ...] = ()  # a heading's words in the caption ("attention heads" for "#H"), or ""
 
 
-# A bracketed count after a measured cell ("81.4 (1)": the shots it took) is a note on it, not a cell;
-# a bracketed measure ("86.5 (78.5)") is one.
-_ANNOTATION = re.compile(r"(\d\.\d+[a-f]?)\s+\(\d+\)(?=\s|$)")
-
-
 # A cell of two measures ("94.9/96.4": accuracy and F1, "86.3/-") is read as its first, the second kept
 # in its text for a claim that states it.
 _SLASHED = re.compile(r"(?<!\S)(\d+(?:\.\d+)?)/(?:\d+(?:\.\d+)?|[-–])(?!\S)")
 
 
-# A cell's spread ("90.41 ± 0.06") is a note on it, and a work cited in a row ("BC5CDR Li et al. (2016)
-# NER") is a column of references: neither is a cell, and a year would break the row's run of cells.
-_SPREAD = re.compile(r"(\d)\s+±\s+(?:\d+(?:\.\d+)?|\?)(?=\s|$)")
-_REFERENCE = re.compile(
-    r"(?<=[A-Za-z]\s)[A-Z][\w'-]*(?:\s+[^\s\w(]\w*)?"  # "Do ˘gan": a mark the PDF set apart
-    r"(?:\s+et al\.|\s+and\s+[A-Z][\w'-]*)\s+\((?:19|20)\d\d[a-z]?\)\s*"
-)
-
-
-# A heading broken at its hyphen ("S2ORC- SCIBERT"), which a header must read as one.
-_BROKEN_NAME = re.compile(r"(?<=[A-Z0-9])- (?=[A-Z]{2,}\b)")
-
-
 @lru_cache(maxsize=256)
 def read(text: str) -> Table | None:
     """The table in ``text``, or None when no row shape is clear."""
-    text = _REFERENCE.sub("", _SPREAD.sub(r"\1", _ANNOTATION.sub(r"\1", text)))
-    text = _BROKEN_NAME.sub("-", text)
+    text = plain(text)
     slashed = {i: t for i, t in enumerate(tokens(text)) if _SLASHED.fullmatch(t)}
     text = _SLASHED.sub(r"\1", text) if slashed else text
     words, found = values(text)
     toks = tokens(text)
     at = {v.start: v for v in found if v.unit != "word" and _whole(toks, v) and not _in_label(toks, v)}
     at = {i: Value(v.value, v.unit, v.start, slashed.get(i, v.text)) for i, v in at.items()}
-    runs = _runs(len(words), at)
-    at, runs = _numbered_labels(at, runs)
+    at, runs = numbered_labels(at, runs_of(len(words), at))
     table = _labelled(toks, at, runs)
-    filled = _with_empty_cells(toks, at, runs)
+    filled = with_empty_cells(toks, at, runs)
     full = _labelled(toks, *filled) if filled else None
     if full is not None and table is not None and _same_shape(full, table):
         # rows with empty cells too, under the header read without them (a longer first row may take
@@ -450,28 +429,6 @@ def _whole(toks: Sequence[str], v: Value) -> bool:
     return token == first or (token[:1] in "+-−" and token[1:] == first)
 
 
-def _numbered_labels(
-    at: dict[int, Value], runs: list[tuple[int, int]]
-) -> tuple[dict[int, Value], list[tuple[int, int]]]:
-    """Rows named by whole numbers ("6 6 OTSL 0.965 … 2.73 HTML 0.969 … 5.39 4 4 OTSL"): where most
-    runs hold ``k`` cells and a longer one ends in one to three whole numbers after its ``k`` cells of
-    another kind, those are the next row's label, not cells."""
-    lengths = Counter(b - a for a, b in runs if b - a >= 3)
-    if not lengths:
-        return at, runs
-    k = lengths.most_common(1)[0][0]
-    labels = set()
-    for a, b in runs:
-        tail = [at[i] for i in range(a + k, b)]
-        whole = all(v.value.is_integer() and not v.unit for v in tail)
-        if 1 <= b - a - k <= 3 and whole and not all(at[i].value.is_integer() for i in range(a, a + k)):
-            labels.update(range(a + k, b))
-    if not labels:
-        return at, runs
-    kept = {i: v for i, v in at.items() if i not in labels}
-    return kept, _runs(max(at) + 1, kept)
-
-
 def _in_label(toks: Sequence[str], v: Value) -> bool:
     """A bracketed number after a word is part of a row's label ("Retro MassiveText (10%) 179B …"),
     not a cell; after a number it is one ("86.5 (78.5)")."""
@@ -480,34 +437,12 @@ def _in_label(toks: Sequence[str], v: Value) -> bool:
     return token.startswith("(") and token.rstrip(".,;:").endswith(")") and not re.search(r"\d\W*$", before)
 
 
-def _with_empty_cells(
-    toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]
-) -> tuple[dict[int, Value], list[tuple[int, int]]] | None:
-    """The cells and runs again with empty cells counted ("67.77 - - -": a method that ran out of
-    memory), in runs of two numbers or more; None where the text has none."""
-    empty = {i: Value(math.nan, EMPTY, i, t) for i, t in enumerate(toks) if t in _EMPTY}
-    if not empty:
-        return None
-    both = {**empty, **at}
-    merged: list[tuple[int, int]] = []
-    for a, b in _runs(len(toks), both):
-        inside = [r for r in runs if a <= r[0] < b]
-        merged.extend([(a, b)] if sum(i in at for i in range(a, b)) >= 2 else inside)
-    return (both, merged) if merged != runs else None
-
-
 def _cells(table: Table) -> int:
     return sum(c.unit != EMPTY for r in table.rows for c in r.cells)
 
 
 def _same_shape(a: Table, b: Table) -> bool:
     return len(a.rows[0].cells) == len(b.rows[0].cells)
-
-
-def _runs(n: int, at: dict[int, Value]) -> list[tuple[int, int]]:
-    """Maximal runs of number tokens, as (start, end) word positions."""
-    runs = (list(g) for number, g in groupby(range(n), key=at.__contains__) if number)
-    return [(run[0], run[-1] + 1) for run in runs]
 
 
 def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, int]]) -> Table | None:
@@ -531,7 +466,7 @@ def _labelled(toks: Sequence[str], at: dict[int, Value], runs: list[tuple[int, i
         start = max(a - _MAX_LABEL, *(e for e in previous_end if e <= a), 0) if n else a
         # a mark before a number ("256 →512") ends the row before, not this one's label
         start = max([start, *(i + 1 for i in range(start, a) if _ENDS_ROW.match(toks[i]))])
-        while start < a - 1 and toks[start] in _EMPTY:  # the row before's empty cells
+        while start < a - 1 and toks[start] in EMPTY_CELLS:  # the row before's empty cells
             start += 1
         labels.append((start, a))
     # the first row's label is as long as the others' (its words before are the header's)
