@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chat.citations import KeyFilter, declines, references, verify
 from chat.context import KeyedPassage
 from chat.quotes import Quote
-from retrieval.embedder import Embedder, EmbedderError, MiniLMEmbedder
+from retrieval.embedder import Embedder, EmbedderError
 
 ADAM = KeyedPassage(
     key="S1",
@@ -45,12 +45,6 @@ RESNET = KeyedPassage(
 PARAPHRASE = (
     "Every parameter has its own adaptive learning rate in Adam, based on the gradient's mean and variance."
 )
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    """The bundled embedder, as the search (and so the chat) uses it."""
-    return MiniLMEmbedder(threads=1)
 
 
 @pytest.fixture(params=["lexical", "lexical+embedding"])

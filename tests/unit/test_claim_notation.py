@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from chat.claims import check_claim
-from retrieval.embedder import Embedder, MiniLMEmbedder
+from retrieval.embedder import Embedder
 
 SELF_IMPROVE = (  # arXiv 2210.11610, p. 1
     "We show that our approach improves the general reasoning ability of a 540B-parameter LLM "
@@ -101,11 +101,6 @@ def test_a_possessive_gives_its_owner_the_side_of_the_comparison() -> None:
     assert check_claim("DPR's top-5 retrieval accuracy of 65.2% is above BM25's 42.9%.", DPR).supported
     swapped = check_claim("BM25's top-5 accuracy is above DPR's.", DPR)
     assert swapped.kind == "direction", swapped
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return MiniLMEmbedder(threads=1)
 
 
 def test_a_name_on_several_heads_says_whose_not_which_kind(minilm: Embedder) -> None:

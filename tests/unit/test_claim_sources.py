@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from chat.claims import check_claim
-from retrieval.embedder import Embedder, MiniLMEmbedder
+from retrieval.embedder import Embedder
 
 FRB = (  # Bhandari et al., pymupdf's test PDF (arXiv 2201.00069), p. 5
     "Compact persistent emission was detected in the 1.51 GHz e- MERLIN image at R.A. = "
@@ -177,11 +177,6 @@ POSITIONS = (  # Dosovitskiy et al., ViT (arXiv 2010.11929), p. 17: Figure 9's l
     "5-shot linear. the difference in performance is fully explained by the requirement for a different "
     "learning-rate, see Figure 9."
 )
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return MiniLMEmbedder(threads=1)
 
 
 def test_a_number_that_binds_none_of_the_claims_words_is_no_rival(minilm: Embedder) -> None:

@@ -8,7 +8,7 @@ import pytest
 from chat.claims import check_claim, check_claims
 from chat.names import holds_name
 from chat.numbers import tokens, values, worked_factor
-from retrieval.embedder import Embedder, MiniLMEmbedder
+from retrieval.embedder import Embedder
 
 HEADS = (
     "Multi-head attention allows the model to jointly attend to information from different representation "
@@ -29,11 +29,6 @@ TABLE = (
     "GPT-2 small - Huggingface 18.2 9.5 days (1.0×) GPT-2 small - FlashAttention 18.2 2.7 days (3.5×) "
     "GPT-2 medium - Huggingface 14.2 21.0 days (1.0×) GPT-2 medium - FlashAttention 14.3 6.9 days (3.0×)"
 )
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return MiniLMEmbedder(threads=1)
 
 
 @pytest.fixture(params=["rules", "rules+embedding"])
