@@ -381,14 +381,15 @@ def owners(text: str, v: Value) -> dict[Value, Owner]:
     return {}
 
 
-def listed_owner(text: str, v: Value) -> Owner | None:
-    """The item an aligned list gives ``v`` to ("the United Kingdom, India and Canada represent 7%,
-    3.4% and 2.5%, respectively"), or None."""
+def listed_owners(text: str) -> dict[int, Owner]:
+    """By word position, the item an aligned list gives each of its numbers to ("the United Kingdom,
+    India and Canada represent 7%, 3.4% and 2.5%, respectively")."""
     toks = tokens(text)
+    found = values(text)[1]
+    out: dict[int, Owner] = {}
     for lo, hi in _sentences(toks):
-        if lo <= v.start < hi:
-            return _long_names(toks, _aligned(toks, values(text)[1], lo, hi)).get(v)
-    return None
+        out.update({v.start: o for v, o in _long_names(toks, _aligned(toks, found, lo, hi)).items()})
+    return out
 
 
 def _long_names(toks: Sequence[str], aligned: dict[Value, Owner]) -> dict[Value, Owner]:

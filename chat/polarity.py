@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from chat.names import fold, holds_name, names
 from chat.negation import LIGHT_VERBS, negated, unbroken
-from chat.number_binding import listed_owner
+from chat.number_binding import listed_owners
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import rounds_to as _rounds_to
@@ -547,7 +547,11 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     # whose each number is, by an aligned list ("India and Canada … 3.4% and 2.5%, respectively") or a
     # phrase after it ("1e-4 for the first training stage and 2e-5 for the second"), less the words
     # two of them share ("training stage")
-    scopes = {v.start: _owned(passage, toks, v) for v in _values(passage)[1]}
+    listed = listed_owners(passage)
+    scopes = {
+        v.start: set(listed[v.start].terms) if v.start in listed else _scoped(toks, v.start)
+        for v in _values(passage)[1]
+    }
     shared = {t for t, n in Counter(t for s in scopes.values() for t in s).items() if n > 1}
     for v in _values(passage)[1]:
         if v.unit in ("word", "±") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
@@ -579,11 +583,6 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     if said != way:
         return f"the passage gives {a.text} against {b.text}"
     return None
-
-
-def _owned(passage: str, toks: Sequence[str], v: _Value) -> set[str]:
-    listed = listed_owner(passage, v)
-    return set(listed.terms) if listed is not None else _scoped(toks, v.start)
 
 
 def _scoped(toks: Sequence[str], at: int) -> set[str]:
