@@ -68,6 +68,7 @@ def _report(report: EnqueueReport) -> None:
 def drain(settings: Settings, engine: Engine) -> WorkerStats | None:
     """Work the embedded queue until it is empty; None when another process holds the store (it
     does the work). With Redis nothing runs here."""
+    from indexing.pipeline import Pipeline
     from indexing.wiring import make_embedder, open_store
     from indexing.worker import EmbeddedWorker
     from retrieval.store import StoreLocked
@@ -82,7 +83,7 @@ def drain(settings: Settings, engine: Engine) -> WorkerStats | None:
         out.console.print(f"{exc}\n[bold]The jobs are queued[/]: that process works them.", highlight=False)
         return None
     try:
-        return _run_with_bar(settings, engine, EmbeddedWorker(settings, engine, store, embedder))
+        return _run_with_bar(settings, engine, EmbeddedWorker(Pipeline(settings, engine, store, embedder)))
     finally:
         store.close()
 
@@ -182,6 +183,7 @@ def abstracts_command(no_wait: bool) -> None:
 def worker_command(until_empty: bool) -> None:
     """Work the job queue: SAQ on Redis when WOVEPAPER_REDIS_URL is set, else the catalogue's
     queue (then this process must be the only one writing the embedded Chroma)."""
+    from indexing.pipeline import Pipeline
     from indexing.progress import console_logging
     from indexing.wiring import make_embedder, open_store
     from indexing.worker import EmbeddedWorker, run_saq_worker
@@ -199,7 +201,7 @@ def worker_command(until_empty: bool) -> None:
         if settings.redis.redis_url:
             run_saq_worker(settings, engine, store, embedder, until_empty=until_empty)
             return
-        worker = EmbeddedWorker(settings, engine, store, embedder)
+        worker = EmbeddedWorker(Pipeline(settings, engine, store, embedder))
         stats = _run_with_bar(settings, engine, worker) if until_empty else worker.run()
     finally:
         store.close()

@@ -186,8 +186,9 @@ class PdfResult:
 
 
 class Pipeline:
-    """The work of the two job kinds. ``should_stop`` is polled between steps so a stopping worker
-    can hand its job back (:class:`Interrupted`) instead of being killed mid-way."""
+    """The work of the two job kinds. ``should_stop`` (set per job by its runner) is polled between
+    steps so a stopping worker can hand its job back (:class:`Interrupted`) instead of being killed
+    mid-way."""
 
     def __init__(
         self,
@@ -198,18 +199,15 @@ class Pipeline:
         *,
         fetcher: PdfFetcher | None = None,
         limits: PdfLimits | None = None,
-        should_stop: Callable[[], bool] = lambda: False,
-        pause: Callable[[], object] | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
-        # Between steps: yield the cores to foreground work (the chat model reading a prompt).
-        self.pause = pause or Foreground(settings.foreground_dir).wait
+        self.foreground = Foreground(settings.foreground_dir)
+        self.should_stop: Callable[[], bool] = lambda: False  # a job's runner sets its own
         self.store = store
         self.embedder = embedder
         self._fetcher = fetcher
         self.limits = limits or PdfLimits.from_settings(settings.parser)
-        self.should_stop = should_stop
         # The lexical index (BM25) follows every upsert into Chroma; it rebuilds itself in the
         # background within ``lexical_refresh_seconds`` and web processes pick the new one up.
         self.lexical = LexicalIndex.from_settings(settings)
@@ -228,6 +226,10 @@ class Pipeline:
     def _check_stop(self) -> None:
         if self.should_stop():
             raise Interrupted
+
+    def pause(self) -> None:
+        """Between steps: yield the cores to foreground work (the chat model reading a prompt)."""
+        self.foreground.wait(self.should_stop)
 
     # -- PDFs ------------------------------------------------------------------------------------
 

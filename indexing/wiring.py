@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 from indexing.contract import PageReader, PdfJob, WorkerHandle
 from indexing.enqueue import enqueue_pdfs_async, make_queue
 from indexing.page_reader import SandboxPageReader
+from indexing.pipeline import Pipeline
 from indexing.progress import console_logging
 from indexing.worker import EmbeddedWorker, ThreadHandle
 from ingest.pdf import PARSER_VERSION, PdfLimits
@@ -65,7 +66,7 @@ def start_in_thread(
     """Run the embedded-queue worker as a daemon thread of the calling process (the web app in the
     embedded default), writing through the caller's already-locked ``store``."""
     console_logging()
-    return ThreadHandle(EmbeddedWorker(settings, engine, store, embedder))
+    return ThreadHandle(EmbeddedWorker(Pipeline(settings, engine, store, embedder)))
 
 
 def open_page_reader(settings: Settings) -> PageReader:

@@ -27,7 +27,6 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from coordination.foreground import Foreground
 from indexing import status
 from indexing.contract import JobSpec, PdfJob
 from indexing.pipeline import Interrupted, Pipeline
@@ -105,32 +104,19 @@ class WorkerStats:
 
 
 class EmbeddedWorker:
-    def __init__(
-        self,
-        settings: Settings,
-        engine: Engine,
-        store: ChunkStore,
-        embedder: Embedder,
-        *,
-        pipeline: Pipeline | None = None,
-        name: str | None = None,
-    ) -> None:
-        self.settings = settings
-        self.engine = engine
+    """Runs ``pipeline``'s jobs from the embedded queue until stopped (or, for a drain, until the
+    queue is empty)."""
+
+    def __init__(self, pipeline: Pipeline, *, name: str | None = None) -> None:
+        self.settings = pipeline.settings
+        self.engine = pipeline.engine
+        self.pipeline = pipeline
         self.name = name or worker_name()
         self.stop_event = threading.Event()
-        self.queue = EmbeddedQueue(engine)
-        self.foreground = Foreground(settings.foreground_dir)
-        self.pipeline = pipeline or Pipeline(
-            settings,
-            engine,
-            store,
-            embedder,
-            should_stop=self.stop_event.is_set,
-            pause=lambda: self.foreground.wait(self.stop_event.is_set),
-        )
-        self.runner = JobRunner(settings, engine, self.pipeline)
-        self.reporter = ProgressReporter(engine, store.name, settings.core.data_dir)
+        self.queue = EmbeddedQueue(self.engine)
+        self.foreground = pipeline.foreground
+        self.runner = JobRunner(self.settings, self.engine, pipeline)
+        self.reporter = ProgressReporter(self.engine, pipeline.store.name, self.settings.core.data_dir)
         self.stats = WorkerStats()
         self.on_job: Callable[[], None] = lambda: None  # after each job (a progress bar)
 
@@ -185,7 +171,12 @@ class EmbeddedWorker:
         conf = self.settings.worker
         with _Heartbeat(self.queue, claimed, conf.worker_lease_seconds):
             try:
-                outcome = self.runner.run(claimed.spec, queue_attempt=claimed.attempts, run_id=claimed.worker)
+                outcome = self.runner.run(
+                    claimed.spec,
+                    queue_attempt=claimed.attempts,
+                    run_id=claimed.worker,
+                    should_stop=self.stop_event.is_set,
+                )
             except Interrupted:
                 self.queue.release(claimed)
                 log.info("%s handed back: the worker is stopping", claimed.spec.key)

@@ -12,6 +12,7 @@ from pathlib import Path
 from app.main import create_app
 from catalog.db import make_engine
 from indexing.contract import PdfJob
+from indexing.pipeline import Pipeline
 from indexing.queue import EmbeddedQueue
 from indexing.wiring import make_embedder, open_store
 from indexing.worker import EmbeddedWorker
@@ -54,7 +55,7 @@ def index_pdf(settings: Settings, arxiv_id: str) -> None:
     try:
         path = SHARED_DATA / "pdfs" / "arxiv" / f"{arxiv_id}.pdf"
         EmbeddedQueue(engine).enqueue([PdfJob(arxiv_id, path=str(path)).spec()])
-        stats = EmbeddedWorker(settings, engine, store, embedder).run(until_empty=True)
+        stats = EmbeddedWorker(Pipeline(settings, engine, store, embedder)).run(until_empty=True)
         assert stats.done == 1, stats
     finally:
         store.close()

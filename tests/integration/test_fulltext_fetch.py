@@ -18,6 +18,7 @@ from catalog.indexing import FullTextRow, full_text_row, paper_pdf
 from catalog.models import Job
 from indexing.contract import PdfJob
 from indexing.enqueue import enqueue_pdfs
+from indexing.pipeline import Pipeline
 from indexing.queue import EmbeddedQueue
 from indexing.wiring import make_embedder, open_store
 from indexing.worker import EmbeddedWorker, WorkerStats
@@ -96,7 +97,7 @@ class Harness:
         return row
 
     def run(self) -> WorkerStats:
-        worker = EmbeddedWorker(self.settings, self.engine, self.store, self.embedder)
+        worker = EmbeddedWorker(Pipeline(self.settings, self.engine, self.store, self.embedder))
         worker.on_job = lambda: self.after_each.append(self.state())
         return worker.run(until_empty=True)
 

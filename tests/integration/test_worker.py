@@ -78,7 +78,8 @@ class Harness:
         enqueue_pdfs(self.engine, self.queue, jobs, collection=self.store.name)
 
     def run(self) -> WorkerStats:
-        return EmbeddedWorker(self.settings, self.engine, self.store, self.embedder).run(until_empty=True)
+        pipeline = Pipeline(self.settings, self.engine, self.store, self.embedder)
+        return EmbeddedWorker(pipeline).run(until_empty=True)
 
     def row(self, arxiv_id: str) -> FullText:
         with Session(self.engine) as session:
@@ -367,7 +368,7 @@ def test_fetched_pdfs_go_through_the_real_url_policy(harness) -> None:
         transport=httpx.MockTransport(arxiv),
     )
     pipeline = Pipeline(h.settings, h.engine, h.store, h.embedder, fetcher=fetcher)
-    worker = EmbeddedWorker(h.settings, h.engine, h.store, h.embedder, pipeline=pipeline)
+    worker = EmbeddedWorker(pipeline)
     enqueue_pdfs(
         h.engine,
         h.queue,
