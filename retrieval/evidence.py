@@ -95,6 +95,8 @@ class EvidenceChunk:
 
 @dataclass(frozen=True, slots=True)
 class EvidencePage:
+    """A ranked page with its full-text chunks (titled and paged; the abstract left out)."""
+
     arxiv_id: str
     page: int
     chunks: tuple[EvidenceChunk, ...]  # best first
@@ -102,6 +104,8 @@ class EvidencePage:
 
 @dataclass(frozen=True, slots=True)
 class EvidenceRanking:
+    """What retrieval offers chat for a question: its pages and the rarity of its words."""
+
     pages: list[EvidencePage]  # best first
     weights: dict[str, float]  # the question's content words → rarity in the full text (IDF)
 
