@@ -58,6 +58,7 @@ from chat.number_words import GENERIC as _GENERIC
 from chat.number_words import HEDGES as _HEDGES
 from chat.number_words import agree as _agree
 from chat.number_words import attached as _attached
+from chat.number_words import fronted as _fronted
 from chat.number_words import margin as _margin
 from chat.number_words import modifiers as _modifiers
 from chat.number_words import per as _per
@@ -430,6 +431,11 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         name = owner.pop() if len(owner) == 1 else None
         if name and not {t for t in term_list(name) if t.isalpha()} & claim_terms:
             return f"the passage gives {value.text} for {name}"
+        # A number labelled by the bracket after it ("from 72% (placebo) to 40%") is that label's.
+        labels = {_label_after(passage_tokens, v.start) for v in stated_as if v.unit in ("", "%")}
+        label = labels.pop() if len(labels) == 1 else None
+        if label and not set(term_list(label)) & (claim_terms | set(term_list(claim.lower()))):
+            return f"the passage gives {value.text} for {label!r}"
         # The number a passage puts aside ("16 instead of 20 residual blocks") said as the one used.
         if all(_put_aside(passage_tokens, v.start) for v in stated_as) and not _CONTRASTS.search(claim):
             used = [w.text for w in passage_values if w.start == stated_as[0].start - 3]
@@ -447,12 +453,16 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             return verdicts[0][0]
         stated_as = [v for v, (why, _) in zip(stated_as, verdicts, strict=True) if not why]
         not_rivals = [w for why, others in verdicts if not why for w in others]
+        if set(stated_as) & set(not_rivals):
+            continue  # the claim names the item a list gives this number to ("1.02 … for HDL")
         if value.start in together:
             continue
         recount = _recounted(claim_tokens, value, passage_tokens, passage_values, stated_as)
         if recount:
             return f"the passage gives {recount}, not {value.text}"
         claim_ctx = spelled_out(_joint_context(claim, claim_words, claim_values, value), claim, passage)
+        if sum(_comparable(v, value) for v in claim_values) == 1:  # the claim's one number of its kind
+            claim_ctx = {**_fronted(claim, claim_values, value), **claim_ctx}
         claim_mods = _modifiers(
             claim_tokens, claim_values, value, _reach(claim, claim_values, value, prose=True)
         )
@@ -575,6 +585,30 @@ _CONTRASTS = re.compile(
     r"\b(?:instead|rather|not|unlike|than|original(?:ly)?|replac\w*|previous(?:ly)?|compared)\b",
     re.IGNORECASE,
 )
+
+
+_NOT_LABELS = frozenset(
+    ["ours", "approx", "approximately", "about", "avg", "average", "mean", "median", "total", "overall",
+     "est", "estimated", "resp", "respectively", "range", "sd", "se", "std", "max", "min", "all", "each",
+     "test", "val", "validation", "dev", "train", "training", "top", "best", "baseline"]
+)  # fmt: skip
+
+
+def _label_after(tokens: Sequence[str], at: int) -> str | None:
+    """The label a bracket right after the number at word ``at`` gives it ("72% (placebo)", "(control
+    group)"): one or two words, no number in them; None when there is none."""
+    if at + 1 >= len(tokens) or not tokens[at + 1].startswith("(") or tokens[at].endswith((",", ";", ".")):
+        return None
+    words = []
+    for tok in tokens[at + 1 : at + 3]:
+        words.append(tok.strip("(),.;:"))
+        if ")" in tok:
+            break
+    else:
+        return None
+    if any(not re.fullmatch(r"[A-Za-z][A-Za-z-]{2,}", w) for w in words) or words[0].lower() in _NOT_LABELS:
+        return None
+    return " ".join(words)
 
 
 def _bracketed_for(tokens: Sequence[str], at: int, text: str, claim_names: set[str]) -> str | None:

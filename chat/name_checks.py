@@ -18,6 +18,7 @@ from chat.names import holds_compound as _holds_compound
 from chat.names import holds_name as _holds_name
 from chat.names import names as _names
 from chat.names import plain as _plain
+from chat.numbers import Value, is_year
 from chat.numbers import same as _same
 from chat.numbers import values as _values
 from chat.sentences import split
@@ -141,6 +142,14 @@ def _pairs(text: str) -> dict[tuple[str, str], str]:
     return out
 
 
+def _gives_any(text: str, numbers: list[Value]) -> bool:
+    """Whether prose (not a table's run of numbers) gives one of ``numbers`` (a measure: not a year,
+    nor a model's size)."""
+    found = _values(text)[1]
+    measured = [a for a in numbers if not is_year(a) and a.unit in ("", "%", "x")]
+    return len(found) <= 4 and any(_same(a, b) for a in measured for b in found)
+
+
 def modifier_swapped(claim: str, window: str, passage: str) -> str | None:
     """The claim's "hard targets" where the sentence it rests on says "soft targets" (and not
     "hard targets"), when the passage speaks of both: the other of two kinds it contrasts."""
@@ -148,8 +157,12 @@ def modifier_swapped(claim: str, window: str, passage: str) -> str | None:
     mine = terms(claim)
     said = _pairs(passage)
     here = terms(window)
+    numbers = _values(claim)[1]
     for (modifier, head), text in _pairs(claim).items():
         if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS or head in _NOT_HEADS:
+            continue
+        # … unless the sentence that says the claim's kind gives its number ("30 692 artificial bugs")
+        if any((modifier, head) in _pairs(s.text) and _gives_any(s.text, numbers) for s in split(passage)):
             continue
         # A name the sentence puts on other heads too ("GPU SRAM … GPU HBM") says where or whose, not
         # which kind ("data parallelism … data center" is a kind).

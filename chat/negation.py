@@ -31,8 +31,9 @@ _NEGATION = re.compile(
     # ("except that X" says X: "… except that Table 4 reports 87.5%", a clause, not an exclusion)
     r"|\b(?:never|neither|nor|without|except(?!\s+that\b)|apart from|cannot|fails? to|failed to|none"
     r"|unable)\b|n't\b"
-    # a predicate denied by its prefix: "independent of" is "does not depend on"
-    r"|\b(?:independent|irrespective|regardless)\s+of\b"
+    # a predicate denied by its prefix: "independent of" is "does not depend on"; "the absence of" a
+    # thing is "no" thing
+    r"|\b(?:independent|irrespective|regardless)\s+of\b|\b(?:absence|lack)\s+of\b|\b(?:lacks|lacking)\b"
     # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
     r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
     # what is left to future work is not done ("we leave X to future work")
@@ -67,9 +68,10 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
         at = len(text[: match.start()].split())
         near = terms(" ".join(words[max(0, at - 2) : at + 6]))
         governed = _governed(text, match.end())
-        if cue == "without":
+        if cue == "without" or cue.split()[-1] == "of" or cue.startswith("lack"):
             # a condition negates only what follows it ("improvements without introducing
-            # parameters" does not deny the improvements), and not when it repeats one stated before
+            # parameters" does not deny the improvements; "independent of age", "the absence of a
+            # plan" likewise), and not when it repeats one stated before
             near = set() if any(governed <= said for said in stated) else governed
         elif cue in ("except", "apart from") or _CONTRAST.fullmatch(cue):
             # "trained identically except batch size": only what it sets apart, and only the words
@@ -94,7 +96,7 @@ def conditions_only(text: str) -> bool:
     return bool(cues) and all(c == "without" for c in cues)
 
 
-_WITH = re.compile(r"\bwith\s+([\w-]+(?:\s+[\w-]+)?)", re.IGNORECASE)
+_WITH = re.compile(r"\bwith\s+([\w-]+(?:\s+[\w-]+){0,2})", re.IGNORECASE)
 _PRONOUNS = frozenset(["it", "them", "this", "that", "these", "those", "one"])
 
 
@@ -189,14 +191,15 @@ _FRONTED = re.compile(r"(?:As|Since|Because|While|Although|Though|Whereas|If|Whe
 
 
 def _clause_held(sentence: str, wanted: set[str]) -> str:
-    """The sentence, or of its fronted clause and its main clause the one that says more of the
-    claim's words."""
+    """The sentence, or of its fronted clause and its main clause (or of the clauses a semicolon
+    joins: "RMSProp lacks a bias-correction term; … not correcting the bias leads to …") the one that
+    says most of the claim's words."""
     fronted = _FRONTED.match(sentence)
-    if not fronted:
+    parts = [sentence[: fronted.end()], sentence[fronted.end() :]] if fronted else sentence.split(";")
+    said = sorted((len(terms(part) & wanted), part) for part in parts)
+    if len(said) < 2 or said[-1][0] == said[-2][0]:
         return sentence
-    first, rest = sentence[: fronted.end()], sentence[fronted.end() :]
-    a, b = len(terms(first) & wanted), len(terms(rest) & wanted)
-    return sentence if a == b else first if a > b else rest
+    return said[-1][1]
 
 
 def _tabular(text: str) -> bool:

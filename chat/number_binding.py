@@ -36,6 +36,7 @@ from chat.numbers import (
     comparable,
     in_table,
     number_word,
+    other_measures,
     rounds_to,
     same,
     tokens,
@@ -93,7 +94,7 @@ def _sized(toks: Sequence[str], at: int) -> bool:
     return named and after[1].lower() in _MODEL_WORDS
 
 
-def _sentences(toks: Sequence[str]) -> list[tuple[int, int]]:
+def sentence_spans(toks: Sequence[str]) -> list[tuple[int, int]]:
     """The token spans of the sentences."""
     out, lo = [], 0
     for i, tok in enumerate(toks):
@@ -234,21 +235,27 @@ def _labelled(toks: Sequence[str], here: Sequence[Value], hi: int) -> dict[Value
     """Numbers each said "on" or "for" an item of its own: "88.55% on ImageNet, 90.72% on
     ImageNet-ReaL, …, and 77.63% on the VTAB suite" (two or more, all of one kind, items distinct)."""
     out: dict[Value, Owner] = {}
+    here = [v for v in here if v.unit not in ("±", "ci")]  # a spread or interval is its value's
     starts = {v.start: v for v in here}
     for v in here:
         at = v.start + 1
+        if at < hi and toks[at].startswith("("):  # "1.02 (CI=0.73–1.42) for HDL": past the bracket
+            at = next((j + 1 for j in range(at, hi) if ")" in toks[j]), hi)
         change = at + 1 if toks[at : at + 1] == ["to"] and at + 1 in starts else None
         at += 2 if change else 0  # "74.4% to 82.1% on GSM8K": both are GSM8K's
         if at >= hi or toks[at].lower() not in ("on", "for") or v in out:
             continue
         words: list[str] = []
         for j in range(at + 1, min(hi, at + 7)):
-            if j in starts or toks[j].lower() in _LABEL_ENDS:
+            # (an item may open with a count in words: "96% for four doses per week")
+            if (j in starts and not (j == at + 1 and starts[j].unit == "word")) or toks[
+                j
+            ].lower() in _LABEL_ENDS:
                 break
             words.append(toks[j].strip(".,;:()"))
             if toks[j][-1] in ",;:.)":
                 break
-        item = _stems(words)
+        item = _stems(words) | {w.lower() for w in words[:1] if number_word(w.lower()) is not None}
         if item:
             out[v] = Owner(frozenset(item), " ".join(w for w in words if w.lower() not in _ARTICLES))
             if change:
@@ -279,6 +286,7 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
         and comparable(w, v)
         and (w.start == v.start or not _sized(toks, w.start))
         and (w.unit != "word" or v.unit == "word")
+        and not other_measures(toks, w, toks, v)
     ]
     starts = sorted({w.start for w in here})
     # parallel clauses of "from A to B" pairs ("the compile rate improved from 82.1% to 83.4% and the
@@ -374,7 +382,7 @@ def owners(text: str, v: Value) -> dict[Value, Owner]:
     empty when neither says."""
     toks = tokens(text)
     found = values(text)[1]
-    for lo, hi in _sentences(toks):
+    for lo, hi in sentence_spans(toks):
         if lo <= v.start < hi:
             aligned = _aligned(toks, found, lo, hi)
             return _long_names(toks, aligned) if v in aligned else _clauses(toks, found, lo, hi, v)
@@ -387,7 +395,7 @@ def listed_owners(text: str) -> dict[int, Owner]:
     toks = tokens(text)
     found = values(text)[1]
     out: dict[int, Owner] = {}
-    for lo, hi in _sentences(toks):
+    for lo, hi in sentence_spans(toks):
         out.update({v.start: o for v, o in _long_names(toks, _aligned(toks, found, lo, hi)).items()})
     return out
 
@@ -407,13 +415,27 @@ def _long_names(toks: Sequence[str], aligned: dict[Value, Owner]) -> dict[Value,
     return out
 
 
+def _named_item(text: str, v: Value) -> bool:
+    """Whether ``v`` is given to an item by name ("1.02 … for HDL", "7%, 3.4% and 2.5%, respectively"
+    after the countries), not only by the words of its clause."""
+    listed = listed_owners(text)
+    if v.start not in listed:
+        return False
+    found = {w.start: w for w in values(text)[1]}
+    item = listed[v.start].terms
+    return not any(
+        o.terms == item and at != v.start and at in found and comparable(found[at], v)
+        for at, o in listed.items()
+    )
+
+
 def said_of(text: str, v: Value) -> tuple[set[str], bool]:
     """What the claim says its number ``v`` is of: the item it is aligned with (and True), else the
     words of its clause, with a fronted phrase ("With an off-the-shelf retriever, …") that scopes
     the sentence."""
     toks = tokens(text)
     found = values(text)[1]
-    for lo, hi in _sentences(toks):
+    for lo, hi in sentence_spans(toks):
         if not lo <= v.start < hi:
             continue
         aligned = _aligned(toks, found, lo, hi)
@@ -437,7 +459,8 @@ def said_of(text: str, v: Value) -> tuple[set[str], bool]:
         k = here.index(v.start)
         start = _cut(toks, here[k - 1], v.start) if k else lo
         end = _cut(toks, v.start, here[k + 1]) if k + 1 < len(here) else hi
-        return _stems(toks[start:end]) | fronted, False
+        counts = {t.lower().strip(".,;:") for t in toks[start:end] if number_word(t.lower().strip(".,;:"))}
+        return _stems(toks[start:end]) | counts | fronted, False
     return set(), False
 
 
@@ -445,7 +468,7 @@ def gainsaid(claim: str, mine: Value, passage: str, v: Value) -> tuple[str | Non
     """Whether an aligned list or parallel clauses give the passage's ``v`` (the claim's number
     ``mine``) to something else than the claim says it of: the claim says it of another item's or
     clause's words and of none of its own (the reason why), or of its own and of no other's (then
-    those others, whose words are its words too, are not its rivals)."""
+    those others, whose words are its words too, are not its rivals; nor is ``v``, if a list names it)."""
     theirs = owners(passage, v)
     if v not in theirs:
         return None, []
@@ -474,7 +497,7 @@ def gainsaid(claim: str, mine: Value, passage: str, v: Value) -> tuple[str | Non
                     [],
                 )
             return None, []
-        return None, [w for w, _ in others]
+        return None, [w for w, _ in others] + ([v] if _named_item(passage, v) else [])
     for w, other in others:
         shared = said & (other.terms - own)
         if shared:

@@ -10,11 +10,13 @@ import re
 from collections.abc import Sequence
 from itertools import takewhile
 
-from chat.number_binding import IN_PLACE_OF
+from chat.number_binding import IN_PLACE_OF, sentence_spans
 from chat.numbers import GREEK as _GREEK
 from chat.numbers import NEAR, SCALE_NAMES, shared_scale
 from chat.numbers import Value as _Value
+from chat.numbers import comparable as _comparable
 from chat.numbers import same as _same
+from chat.numbers import tokens as _tokens
 from retrieval.evidence import term_list
 
 LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "equals"])
@@ -225,3 +227,29 @@ def _phrase(tokens: Sequence[str], *, backwards: bool = False) -> set[str]:
         if not backwards and re.search(r"[,;:.!?)\]]$", token):
             break
     return out
+
+
+_SCOPES = frozenset(
+    ["for", "in", "on", "among", "across", "at", "with", "under", "within", "during", "after"]
+)
+FRONTED = 0.25  # the weight of a fronted scope's words in a claim's context
+# a fronted phrase of discourse ("In the general case,", "In practice,") scopes nothing
+_DISCOURSE = frozenset(
+    term_list("general case cases practice addition particular contrast summary short total turn fact sum")
+)
+
+
+def fronted(text: str, values: Sequence[_Value], v: _Value) -> dict[str, float]:
+    """The words of a phrase that opens the sentence and scopes it ("For estrogen receptor-positive
+    breast cancer, the hazard ratio … was 1.22"), when it holds no number of ``v``'s kind: said of
+    ``v`` however far it stands."""
+    toks = _tokens(text)
+    for lo, hi in sentence_spans(toks):
+        if not lo <= v.start < hi or toks[lo].lower() not in _SCOPES:
+            continue
+        comma = next((j for j in range(lo, v.start) if toks[j][-1] in ",;:"), None)
+        if comma is None or any(lo <= w.start <= comma and _comparable(w, v) for w in values):
+            return {}
+        scope = {t for word in toks[lo + 1 : comma + 1] for t in term_list(word.lower().translate(_GREEK))}
+        return dict.fromkeys(scope, FRONTED) if scope - _DISCOURSE else {}
+    return {}

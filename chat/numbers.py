@@ -38,7 +38,9 @@ NOT_A_VALUE = re.compile(
     r"(?:^|(?<=[\s:]))\(\d{1,2}\)(?=\s+[A-Z])|"  # an enumeration: "(3) A controlled lab study"
     r"(?:(?<=\bin )|(?<=\bsee ))\d{1,2}(?:\.\d)?(?=\.(?:\s|$))|"  # a section without its "§": "in 3."
     r"(?<![\w.])\d{1,2}h\d{1,2}m[\d.s]*|[−+-]?\d{1,3}\s?[◦°]\s?\d{1,2}\s?[′'][\d.′'″\"]*|"  # sky coordinates
-    r"(?:(?<=[A-Za-z]{2})|(?<=\s[smg]))−\d(?!\w)"  # a unit's power: "μJy beam−1", "km s−1" (not "k−1")
+    r"(?:(?<=[A-Za-z]{2})|(?<=\s[smg]))−\d(?!\w)|"  # a unit's power: "μJy beam−1", "km s−1" (not "k−1")
+    # a confidence interval's level: "95% CI"
+    r"(?<![\w.])\d{2}(?:\.\d)?\s?(?:%|percent)(?=\s*(?:CI\b|confidence interval|credible interval))"
 )
 # "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
 _CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
@@ -76,6 +78,17 @@ _DISPERSION = re.compile(
     r"(?:σ|sd|s\.d\.|std\.?|stdev|standard deviation(?: of| was| is)?)\s*[=:]?)\s*$",
     re.IGNORECASE,
 )
+# A confidence interval's bounds follow this ("95% CI 1.01-1.35", "(CI=0.58–1.16)", "95 percent
+# confidence interval [CI]=0.61–1.23"): they are the spread of the value before, no rival values.
+_INTERVAL = re.compile(
+    r"(?:\bCI\]?|\bconfidence intervals?(?: \[CI\])?)\s*(?:of|from|was|is|were)?\s*[=:]?\s*\(?$",
+    re.IGNORECASE,
+)
+# "(1.16; 0.98-1.62)": a value and, after its semicolon, the interval the text gave its first one.
+_ELIDED_INTERVAL = re.compile(r"^\(?[\d.,]+%?;$")
+_KINDS = frozenset(["type", "phase", "stage", "grade", "tier", "class", "level", "wave", "generation"])
+# A time of day, "18:36:42" or "20:15": one value (in hours), of its own kind.
+_CLOCK = re.compile(r"\(?(\d{1,2}):([0-5]\d)(?::([0-5]\d(?:\.\d+)?))?[,.;:)]*")
 RANGE = re.compile(r"(\d[\d,.]*)\s?[-–]\s?\d[\d,.]*\s?([%×x]?)")  # "67-73%": the low end is a % too
 GREEK = str.maketrans(
     {
@@ -111,7 +124,9 @@ EMPTY = "empty"  # the unit of a table's empty cell ("-"), whose value is NaN
 @dataclass(frozen=True, slots=True)
 class Value:
     value: float
-    unit: str  # "%", "x", "scale", "-" (a modifier), "word" or ""
+    # "%", "x", "scale", "-" (a modifier), "±" (a spread), "ci" (an interval's bound), "per" (a rate's
+    # base), "time", "name" (a kind's: "type 2"), "word" or ""
+    unit: str
     start: int  # token position
     text: str
 
@@ -212,8 +227,15 @@ def values(text: str) -> tuple[list[str], list[Value]]:
     found_values: list[Value] = []
     toks = tokens(text)
     skip = -1  # a scale word read with the number word before it
+    interval = False  # within a confidence interval's bounds
     for i, token in enumerate(toks):
         word = token.lower().strip(".,;:()[]\"'")
+        if clock := _CLOCK.fullmatch(token):
+            hours, minutes, seconds = clock.groups()
+            at = int(hours) + int(minutes) / 60 + float(seconds or 0) / 3600
+            found_values.append(Value(at, "time", len(words), token.strip("(),.;:")))
+            words.append(word)
+            continue
         found = [m for m in NUMBER.finditer(token) if m.group()]
         ranged = RANGE.fullmatch(token.strip(".,;:()[]"))
         nxt = toks[i + 1].lower().strip(".,;:()[]") if i + 1 < len(toks) else ""
@@ -232,12 +254,27 @@ def values(text: str) -> tuple[list[str], list[Value]]:
                 value, unit, raw = value * _SCALE_WORDS[nxt], "scale", f"{raw} {nxt}"
             elif not unit and m.end() == len(token) and (shared := shared_scale(toks, i)):
                 value, unit, raw = value * _SCALE_WORDS[shared], "scale", f"{raw} {shared}"
-            if _DISPERSION.search(f"{before} {token[: m.start()]}"):
+            prefix = f"{before} {token[: m.start()]}"
+            if _INTERVAL.search(prefix) or (
+                ranged and i and _ELIDED_INTERVAL.match(toks[i - 1]) and toks[i - 1].startswith("(")
+            ):
+                interval = True
+            if interval:
+                unit = "ci"
+            elif words and words[-1] == "per" and not unit:
+                unit = "per"  # a rate's base ("2.3 obese adults per 100"): compared only with its like
+            elif (
+                words and words[-1] in _KINDS and not unit and m is found[0] and re.fullmatch(r"\d{1,2}", raw)
+            ):
+                unit = "name"  # "type 2 diabetes", "phase 3 trials": a kind's name, not a quantity
+            elif _DISPERSION.search(prefix):
                 previous = found_values[-1] if found_values else None
                 if previous and not previous.unit and unit in ("%", "x") and previous.start >= len(words) - 2:
                     found_values[-1] = Value(previous.value, unit, previous.start, previous.text + raw[-1])
                 unit = "±"
             found_values.append(Value(value, unit, len(words), raw))
+        if interval and (not found or re.search(r"[)\]]|;$", token)):
+            interval = False  # the interval closes with its bracket (or with words)
         spelled = None if found or skip == i else number_word(word)
         if spelled is None and word == "a" and nxt in _SCALE_WORDS and skip != i:
             # "more than a thousand layers", "a million tokens", "half a million iterations"
@@ -304,6 +341,8 @@ def parse(raw: str) -> tuple[float, str]:
 def same(a: Value, b: Value) -> bool:
     """The same value: "two" is 2, "1.5B" is 1.5 billion, "4" states "4×" (a unit may be left out)."""
     units = {a.unit, b.unit} - {"", "word", "-"}
+    if units & _OWN_KINDS and a.unit != b.unit:  # a spread, a time or a kind's name is only its like
+        return False
     return math.isclose(a.value, b.value, rel_tol=1e-6) and len(units) <= 1
 
 
@@ -344,10 +383,59 @@ def comparable(a: Value, b: Value) -> bool:
     return a.unit == b.unit or units == {"", "scale"}  # "20k" and "3,000" are both counts
 
 
+# Units of measurement written after a number, each spelling read as one symbol: a number in
+# "mm" is no rival of one in "nm" ("a 70 mm telescope behind a filter centred at 734 nm").
+_MEASURE_SPELLINGS = {
+    "s": ("s", "sec", "secs", "second", "seconds"),
+    "ms": ("ms", "millisecond", "milliseconds"),
+    "min": ("min", "mins", "minute", "minutes"),
+    "h": ("h", "hr", "hrs", "hour", "hours"),
+    "d": ("day", "days"),
+    "wk": ("week", "weeks"),
+    "mo": ("month", "months"),
+    "yr": ("yr", "yrs", "year", "years"),
+    "nm": ("nm", "nanometre", "nanometres", "nanometer", "nanometers"),
+    "μm": ("μm", "um", "micron", "microns"),
+    "mm": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
+    "cm": ("cm",),
+    "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    "m": ("metre", "metres", "meter", "meters"),
+    "hz": ("hz",), "khz": ("khz",), "mhz": ("mhz",), "ghz": ("ghz",), "k": ("kelvin",),
+    "ev": ("ev",), "kev": ("kev",), "mev": ("mev",), "gev": ("gev",), "tev": ("tev",),
+    "mg": ("mg",), "g": ("gram", "grams"), "kg": ("kg",), "μg": ("μg", "ug"),
+    "ml": ("ml",), "l": ("litres", "liters"),
+    "kb": ("kb",), "mb": ("mb",), "gb": ("gb",), "tb": ("tb",),
+    "px": ("px", "pixel", "pixels"),
+    "arcsec": ("arcsec", "arcseconds", "″"), "arcmin": ("arcmin", "arcminutes"),
+    "deg": ("deg", "degrees", "°"),
+    "db": ("db",), "w": ("w", "watts"), "kw": ("kw",), "v": ("v", "volts"), "mjy": ("mjy",), "μjy": ("μjy",),
+}  # fmt: skip
+_MEASURES = {spelling: unit for unit, spellings in _MEASURE_SPELLINGS.items() for spelling in spellings}
+
+
+def measure(tokens: Sequence[str], at: int) -> str | None:
+    """The unit of measurement written after the number at word ``at`` ("734 nm", "70mm"), or None."""
+    glued = re.match(r"[\d.,]+([A-Za-zμ″°]+)$", tokens[at].strip(".,;:()[]"))
+    word = glued.group(1) if glued else (tokens[at + 1] if at + 1 < len(tokens) else "")
+    return _MEASURES.get(word.strip(".,;:()[]").lower())
+
+
+def other_measures(a_tokens: Sequence[str], a: Value, b_tokens: Sequence[str], b: Value) -> bool:
+    """Whether the two numbers are given in different units of measurement."""
+    unit_a, unit_b = measure(a_tokens, a.start), measure(b_tokens, b.start)
+    return unit_a is not None and unit_b is not None and unit_a != unit_b
+
+
+_OWN_KINDS = frozenset(["±", "ci", "time", "name"])
+_BESIDE = frozenset(["ci", "per"])  # numbers that stand beside a value, not cells of their own
+
+
 def in_table(found: Sequence[Value], v: Value) -> bool:
     """Whether ``v`` stands among other numbers (a table row: its label names what it counts),
     not in prose (where words around it do). A slash pair ("69.9/86.3") is one cell of a row."""
-    near = [other.start for other in found if abs(other.start - v.start) <= NEAR]
+    near = [
+        other.start for other in found if abs(other.start - v.start) <= NEAR and other.unit not in _BESIDE
+    ]
     return len(near) >= 4 and len(set(near)) >= 3
 
 

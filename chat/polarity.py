@@ -529,7 +529,7 @@ def numbers_compared(claim: str, passage: str) -> str | None:
         return None
     _, left, right = sides[0]
     mine = _values(claim)[1]
-    own = [v for v in mine if v.unit not in ("word", "±")]
+    own = [v for v in mine if v.unit not in ("word", "±", "ci")]
     if (
         len(own) == 2
         and _comparable(*own)
@@ -554,7 +554,7 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     }
     shared = {t for t, n in Counter(t for s in scopes.values() for t in s).items() if n > 1}
     for v in _values(passage)[1]:
-        if v.unit in ("word", "±") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
+        if v.unit in ("word", "±", "ci") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
             continue
         lo = v.start
         while lo > max(0, v.start - 10) and not re.search(r"(?<![A-Z\d])[.!?]$", toks[lo - 1]):
