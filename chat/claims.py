@@ -45,10 +45,6 @@ from chat.number_binding import (
     partners,
     range_gainsaid,
     ranges,
-    ratio_checks,
-    ratio_fits,
-    ratios,
-    rounds_from,
     spelled_out,
     stated_together,
 )
@@ -85,6 +81,7 @@ from chat.polarity import roles_swapped as _roles_swapped
 from chat.polarity import sides_swapped as _sides_swapped
 from chat.polarity import superlative_swapped as _superlative_swapped
 from chat.polarity import word as _word
+from chat.ratios import ratio_checks, ratio_fits, ratios, rounds_from
 from chat.sentences import Sentence, split
 from chat.table_comparisons import contradicted as _rows_compared
 from chat.tables import confirms as _table_confirms
