@@ -25,7 +25,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
@@ -38,18 +38,20 @@ from chat.names import holds_name as _holds_name
 from chat.names import names as _names
 from chat.negation import negation_differs as _negation_differs
 from chat.number_binding import (
+    Owner,
     extreme_gainsaid,
     gainsaid,
     list_spans,
+    listed_owners,
     lists,
     partners,
     range_gainsaid,
     ranges,
-    spelled_out,
     stated_together,
 )
-from chat.number_binding import joint_context as _joint_context
-from chat.number_binding import reach as _reach
+from chat.number_context import joint_context as _joint_context
+from chat.number_context import reach as _reach
+from chat.number_context import spelled_out
 from chat.number_words import GENERIC as _GENERIC
 from chat.number_words import HEDGES as _HEDGES
 from chat.number_words import agree as _agree
@@ -377,6 +379,10 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         for v in said & given[name]
     }
     spanned = list_spans(claim, passage)  # "from 62 to 121 days" for "(62, 74, 112, 121 days)"
+    listed = listed_owners(passage)
+    by_start = {v.start: v for v in passage_values}
+    claim_stems = {t for w in claim_tokens for t in term_list(w.lower())}
+    claim_stems |= {_fold(n) for n in _names(claim, anywhere=True)}
     together = stated_together(claim, passage)
     for value in checks:
         if value.value in agreed or value.start in spanned:
@@ -452,6 +458,12 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         not_rivals = [w for why, others in verdicts if not why for w in others]
         if set(stated_as) & set(not_rivals):
             continue  # the claim names the item a list gives this number to ("1.02 … for HDL")
+        # The items a list gives numbers of this kind to, and those the claim names ("33.2 in 12-shot
+        # E2E-NLG and 48.0 in 10-shot WebNLG"): a number given to another item is not the claim's.
+        kin = {at: o for at, o in listed.items() if at in by_start and _comparable(by_start[at], value)}
+        items = {at for at, o in kin.items() if _distinct(o, kin.values()) & claim_stems}
+        if items and all(v.start in kin and v.start not in items for v in stated_as):
+            return f"the passage gives {value.text} for {kin[stated_as[0].start].text!r}"
         if value.start in together:
             continue
         recount = _recounted(claim_tokens, value, passage_tokens, passage_values, stated_as)
@@ -527,6 +539,8 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             )
             and v not in not_rivals
             and v not in ends
+            # a count in words rivals counts: 33.2 counts nothing ("twelve shots" against "12-shot")
+            and (value.unit != "word" or v.value.is_integer())
             # a margin ("by more than 2.0 BLEU") is no rival of a level ("a BLEU score of 28.4")
             and _margin(passage_tokens, v.start) == _margin(claim_tokens, value.start)
             # a spelled number rivals a written one only about the same thing: "three different ways"
@@ -537,6 +551,8 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
                 or bool(_attached(passage_tokens, v.start) & attached)
             )
         ]
+        if items:  # a number a list gives to an item the claim does not name is no rival then
+            rivals = [(b, v) for b, v in rivals if v.start not in kin or v.start in items]
         # a number that binds none of the claim's words is no rival, unless it stands in the claim's
         # sentence (its true number, where the claim swapped it for one said elsewhere)
         rivals = [(b, v) for b, v in rivals if b > 0 or span[0] <= v.start < span[1]]
@@ -545,6 +561,11 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             if best > own + MARGIN:
                 return f"where the passage says this it gives {rival.text}, not {value.text}"
     return None
+
+
+def _distinct(item: Owner, items: Iterable[Owner]) -> frozenset[str]:
+    """The words of a list's item that no other item of it has."""
+    return item.terms - {t for other in items if other.terms != item.terms for t in other.terms}
 
 
 _GAINS = re.compile(

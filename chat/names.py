@@ -10,7 +10,8 @@ from chat.numbers import GREEK as _GREEK
 from chat.numbers import NOT_A_VALUE
 
 _NAME = re.compile(
-    r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,})\b"
+    r"\b(?:[A-Z]{2,}[\w-]*['’]\d+|[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-?\d[\w.-]*|\d+[A-Za-z]{2,}\w*|[A-Z][a-z]{2,}"
+    r"|[a-z]{1,3}[A-Z][A-Za-z0-9]*[A-Z][\w-]*)\b"  # "rSVMScore", "iPrEx", "mBERT"
 )
 _COMMON_CAPITALS = frozenset(
     [
@@ -61,12 +62,15 @@ _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
 _BOUND = re.compile(r"(?:under|over|above|below|up|sub|pre|post)-\d[\d.]*", re.IGNORECASE)
 
 
+_LIKE = re.compile(r"-(?:like|style|sized|type)$", re.IGNORECASE)
+
+
 def names(text: str, *, anywhere: bool = False) -> list[str]:
     """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
     sentence (at its start only with ``anywhere``... never common function words)."""
     found = []
     for match in _NAME.finditer(NOT_A_VALUE.sub(" ", text)):
-        name = match.group().strip(".-")
+        name = _LIKE.sub("", match.group().strip(".-"))  # "a GPT-3 XL-like setup" names XL
         if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
             continue
         if _ORDINAL.fullmatch(name) or _BOUND.fullmatch(name):  # "the 1st place": a rank, not a name

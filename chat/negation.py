@@ -26,7 +26,9 @@ def unbroken(text: str) -> str:
 _NEGATION = re.compile(
     # "no more than three", "not only": a bound and an addition, not negations; "No Retrieval" (a
     # capital after a capital, as a figure's legend or a table's row names a baseline) is a label
+    # ("not much", "not many": a small amount, as "little" and "few" say)
     r"\b(?:not|no)\b(?!\s+(?:more|less|fewer|greater|larger|smaller|higher|lower)\s+than\b|\s+only\b"
+    r"|(?<=not)\s+(?:much|many)\b"
     r"|(?-i:(?<=No)\s+[A-Z]))"
     # ("except that X" says X: "… except that Table 4 reports 87.5%", a clause, not an exclusion)
     r"|\b(?:never|neither|nor|without|except(?!\s+that\b)|apart from|cannot|fails? to|failed to|none"
@@ -51,11 +53,13 @@ LIGHT_VERBS = frozenset(
 )
 
 
-def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
+def negated(text: str, wanted: set[str], elsewhere: str = "", known: set[str] | None = None) -> bool:
     """An odd number of negations that govern the claim's words (within a few words of one; only the
     words after it for "without"), "neither … nor" counted once,
     leaving out a condition the passage states ``elsewhere`` than the sentence held against ("without
-    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
+    fine-tuning" against "… without additional fine-tuning" a sentence before), and, given the
+    passage's words as ``known``, a "without" of words it never writes ("without model or pipeline
+    parallelism" against "without any MP or PP")."""
     words = text.split()
     stated = (
         [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
@@ -73,6 +77,8 @@ def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
             # parameters" does not deny the improvements; "independent of age", "the absence of a
             # plan" likewise), and not when it repeats one stated before
             near = set() if any(governed <= said for said in stated) else governed
+            if known is not None and cue == "without" and not governed - LIGHT_VERBS <= known:
+                near = set()  # a condition on what the passage never names is not its opposite
         elif cue in ("except", "apart from") or _CONTRAST.fullmatch(cue):
             # "trained identically except batch size": only what it sets apart, and only the words
             # the rest of the sentence does not say too ("task specific, as opposed to dataset
@@ -155,7 +161,7 @@ def negation_differs(
     claim, passage, best_sentence = (_unprefixed(t, bare) for t in (claim, passage, best_sentence))
     sentences = [_unprefixed(s, bare) for s in sentences]
     elsewhere = passage.replace(best_sentence, " ")
-    claim_negated = negated(claim, wanted, elsewhere)
+    claim_negated = negated(claim, wanted, elsewhere, known=terms(passage))
     held = _clause_held(best_sentence, wanted)
     if claim_negated == negated(held, wanted) or paired(best_sentence) & wanted:
         return False  # agreed, or the sentence states the thing both with and without

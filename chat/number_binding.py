@@ -8,8 +8,12 @@ subject beyond the words next to it:
 - **parallel clauses**: "80% F1 … in movies and books, but only 67-73% F1 … in grocery and
   electronics", "fewer samples (403) than Multi-LexSum does (4,500)": where one sentence gives numbers
   of one kind in clauses of their own, the words only one clause says are its number's;
+- **brackets after their clause**: "no episodes of emesis (127/212 (60%) vs …) and no nausea
+  (135/211 (64%) vs …)";
 - **ranges**: "from 1 to 64" is one statement; "between 0 and 64" is another, though 64 is in both;
-- **ratios**: "1 in 5", "19 of 24" state a share ("roughly 20%", "about 79%").
+  ratios ("1 in 5", :mod:`chat.ratios`) are one statement too.
+
+The words around a number that bind it are :mod:`chat.number_context`'s.
 
 A value assigned to a symbol ("β1 = 0.9") is that symbol's.
 
@@ -27,7 +31,6 @@ from itertools import pairwise
 
 from chat.numbers import (
     GREEK,
-    NEAR,
     NUMBER,
     RANGE,
     Value,
@@ -228,30 +231,39 @@ def _aligned(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int) -> d
     return out
 
 
-_LABEL_ENDS = frozenset(["and", "or", "while", "whereas", "but", "respectively"])
+_LABEL_ENDS = frozenset(
+    ["and", "or", "while", "whereas", "but", "respectively", "after", "before", "with", "without", "using",
+     "under", "by", "at", "from", "when", "where", "than"]
+)  # fmt: skip
 
 
 def _labelled(toks: Sequence[str], here: Sequence[Value], hi: int) -> dict[Value, Owner]:
-    """Numbers each said "on" or "for" an item of its own: "88.55% on ImageNet, 90.72% on
+    """Numbers each said "on", "for" or "in" an item of its own: "88.55% on ImageNet, 90.72% on
     ImageNet-ReaL, …, and 77.63% on the VTAB suite" (two or more, all of one kind, items distinct)."""
     out: dict[Value, Owner] = {}
+    opening: dict[Value, Value] = {}  # the count an item opens with ("12-shot"): the item's too
     here = [v for v in here if v.unit not in ("±", "ci")]  # a spread or interval is its value's
     starts = {v.start: v for v in here}
     for v in here:
         at = v.start + 1
         if at < hi and toks[at].startswith("("):  # "1.02 (CI=0.73–1.42) for HDL": past the bracket
             at = next((j + 1 for j in range(at, hi) if ")" in toks[j]), hi)
+        if toks[at : at + 1] == ["of"]:  # "24 of the 29 tasks in the 1-shot setting": past the whole
+            whole = next((j for j in range(at + 1, min(hi, at + 3)) if j in starts), None)
+            at = whole + 2 if whole is not None else at
         change = at + 1 if toks[at : at + 1] == ["to"] and at + 1 in starts else None
         at += 2 if change else 0  # "74.4% to 82.1% on GSM8K": both are GSM8K's
-        if at >= hi or toks[at].lower() not in ("on", "for") or v in out:
+        if at >= hi or toks[at].lower() not in ("on", "for", "in") or v in out:
             continue
         words: list[str] = []
         for j in range(at + 1, min(hi, at + 7)):
-            # (an item may open with a count in words: "96% for four doses per week")
-            if (j in starts and not (j == at + 1 and starts[j].unit == "word")) or toks[
-                j
-            ].lower() in _LABEL_ENDS:
+            # (an item may open with a count: "96% for four doses per week", "33.2 in 12-shot E2E-NLG")
+            first = at + 2 if toks[at + 1].lower() in _ARTICLES else at + 1
+            opens = j == first and starts.get(j, v).unit in ("word", "-")
+            if (j in starts and not opens) or toks[j].lower() in _LABEL_ENDS:
                 break
+            if opens and j in starts:
+                opening[v] = starts[j]
             words.append(toks[j].strip(".,;:()"))
             if toks[j][-1] in ",;:.)":
                 break
@@ -265,7 +277,7 @@ def _labelled(toks: Sequence[str], here: Sequence[Value], hi: int) -> dict[Value
         return {}
     if len({o.terms for o in out.values()}) < len({id(o) for o in out.values()}):
         return {}  # the same item twice: not a list of items
-    return out
+    return out | {count: out[v] for v, count in opening.items() if v in out}
 
 
 _FINITE = frozenset(["is", "are", "was", "were", "has", "have", "had", "uses", "used", "use"])
@@ -312,7 +324,14 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
     subject, second = _stems(toks[lo : starts[0]]), _stems(then)
     # (a verb of the first clause said again counts: "the compile rate improved from … and the
     # success rate … improved from …")
-    verbs = _FINITE | {t.lower() for t in toks[lo : starts[0]] if t.lower().endswith("ed")}
+    # (… or a verb in -s said again: "English-German language pair observes a 13 BLEU increase and
+    # English-French language pair observes a 17 BLEU increase")
+    again = {t.lower() for t in then}
+    verbs = _FINITE | {
+        t.lower()
+        for t in toks[lo : starts[0]]
+        if t.lower().endswith("ed") or (t.endswith("s") and t in again)
+    }
     if len(subject & second) >= 2 and second - subject and {t.lower() for t in then} & verbs:
         first = lo
     bounds = [first, *(_cut(toks, a, b) for a, b in pairwise(starts)), hi]
@@ -385,8 +404,50 @@ def owners(text: str, v: Value) -> dict[Value, Owner]:
     for lo, hi in sentence_spans(toks):
         if lo <= v.start < hi:
             aligned = _aligned(toks, found, lo, hi)
-            return _long_names(toks, aligned) if v in aligned else _clauses(toks, found, lo, hi, v)
+            if v in aligned:
+                return _long_names(toks, aligned)
+            return _bracket_clauses(toks, found, lo, hi, v) or _clauses(toks, found, lo, hi, v)
     return {}
+
+
+def _bracket_clauses(
+    toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: Value
+) -> dict[Value, Owner]:
+    """Numbers of ``v``'s kind each given in a bracket after its clause ("had no episodes of emesis
+    (127/212 (60%) vs 100/215 (47%); P = 0.004) and experienced no postoperative nausea (135/211 (64%)
+    vs …)"): a bracket's numbers are the words before it since the last bracket and its own ("(65.2%
+    vs. 42.9% in Top-5 accuracy)"), less the others'."""
+    groups: list[tuple[int, int]] = []
+    depth, start = 0, None
+    for j in range(lo, hi):
+        opened, closed = toks[j].count("("), toks[j].count(")")
+        if depth == 0 and opened:
+            start = j
+        depth = max(0, depth + opened - closed)
+        if depth == 0 and start is not None:
+            groups.append((start, j))
+            start = None
+    here = [w for w in found if lo <= w.start < hi and comparable(w, v) and w.unit == v.unit]
+    held = [[w for w in here if a <= w.start <= b] for a, b in groups]
+    # (each bracket a pair or more, "60% vs 47%": one number in brackets is its clause's, see _clauses)
+    if (
+        sum(len(h) >= 2 for h in held) < 2
+        or sum(map(len, held)) < len(here)
+        or any(len(h) == 1 for h in held)
+    ):
+        return {}
+    spans, before = [], lo
+    for (_, b), numbers in zip(groups, held, strict=True):
+        if numbers:
+            spans.append((range(before, b + 1), numbers))
+            before = b + 1
+    out: dict[Value, Owner] = {}
+    for k, (span, numbers) in enumerate(spans):
+        rest = _stems([toks[j] for m, (other, _) in enumerate(spans) if m != k for j in other])
+        words = _stems([toks[j] for j in span]) - rest
+        text = " ".join(toks[j].strip(".,;:()") for j in span if _stems([toks[j]]) & words)
+        out.update({w: Owner(frozenset(words), text) for w in numbers})
+    return out
 
 
 def listed_owners(text: str) -> dict[int, Owner]:
@@ -395,8 +456,21 @@ def listed_owners(text: str) -> dict[int, Owner]:
     toks = tokens(text)
     found = values(text)[1]
     out: dict[int, Owner] = {}
+    before: list[tuple[Value, Owner]] = []  # the items of the sentence before, in order
     for lo, hi in sentence_spans(toks):
-        out.update({v.start: o for v, o in _long_names(toks, _aligned(toks, found, lo, hi)).items()})
+        aligned = _long_names(toks, _aligned(toks, found, lo, hi))
+        out.update({v.start: o for v, o in aligned.items()})
+        # "… 33.2 in 12-shot E2E-NLG and 48.0 in 10-shot WebNLG. PaLM gets 35.2 and 44.4 …": a bare
+        # list of as many numbers of the kind, in the next sentence, is given to the same items
+        items = [(v, o) for v, o in sorted(before, key=lambda p: p[0].start) if v.unit not in ("word", "-")]
+        bare = [v for v in found if lo <= v.start < hi and items and comparable(v, items[0][0])]
+        if (
+            not aligned
+            and len(bare) == len(items) >= 2
+            and all(_between_is_list(toks, a.start, b.start) for a, b in pairwise(bare))
+        ):
+            out.update({v.start: o for v, (_, o) in zip(bare, items, strict=True)})
+        before = list(aligned.items())
     return out
 
 
@@ -449,6 +523,7 @@ def said_of(text: str, v: Value) -> tuple[set[str], bool]:
                 and comparable(w, v)
                 and not _sized(toks, w.start)
                 and (w.unit != "word" or v.unit == "word")
+                and (w.unit == v.unit or not _SIZE.fullmatch(w.text))  # "from 62B to 540B" sizes, not BLEU
             }
             | {v.start}
         )
@@ -668,80 +743,3 @@ def _alternatives(text: str) -> list[tuple[int, int]]:
         if b.start == a.start + 3 and " ".join(toks[a.start + 1 : b.start]) in IN_PLACE_OF
     ]
     return pairs + [(b, a) for a, b in pairs]
-
-
-# -- the words that bind a number ---------------------------------------------------------------------
-
-
-def context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
-    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
-    words between a rival number's clause and the next's: see :func:`reach`)."""
-    out: dict[str, float] = {}
-    lo, hi = reach or (0, len(words))
-    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
-    for i in range(lo, hi):
-        if i == at:
-            continue
-        for t in term_list(words[i].translate(GREEK)):
-            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
-    return out
-
-
-def joint_context(text: str, words: Sequence[str], values: Sequence[Value], v: Value) -> dict[str, float]:
-    """:func:`context` of ``v``, and of the numbers it makes one statement with (the other end of its
-    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
-    span = reach(text, values, v)
-    out = context(words, v.start, span)
-    for a, b in partners(text):
-        if a == v.start:
-            for t, w in context(words, b, span).items():
-                out[t] = max(out.get(t, 0.0), w)
-    return out
-
-
-def reach(text: str, values: Sequence[Value], v: Value, *, prose: bool = False) -> tuple[int, int]:
-    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
-    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
-    if not prose and in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
-        return 0, 10**9
-    breaks = _breaks(text)
-    together = partners(text)
-    lo, hi = 0, 10**9
-    for o in values:
-        if o.start == v.start or not comparable(o, v) or (v.start, o.start) in together:
-            continue
-        if o.start < v.start:
-            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
-            lo = max(lo, cut)
-        else:
-            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
-            hi = min(hi, cut)
-    return lo, hi
-
-
-def _breaks(text: str) -> set[int]:
-    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`values` counts)."""
-    out: set[int] = set()
-    for i, token in enumerate(tokens(text)):
-        if token[-1] in ",;:":
-            out.add(i + 1)
-    return out
-
-
-_ACRONYM = re.compile(r"\b([A-Z]{2,5})s?\b")
-
-
-def spelled_out(ctx: dict[str, float], claim: str, passage: str) -> dict[str, float]:
-    """``ctx`` (a claim number's words) with the passage's acronyms the claim spells out ("channels
-    under test" for "CUTs"), each at the weight of the words that spell it."""
-    acronyms = {a.lower() for a in _ACRONYM.findall(passage)}
-    words = re.findall(r"[A-Za-z]+", claim)
-    out = dict(ctx)
-    for n in (2, 3, 4):
-        for i in range(len(words) - n + 1):
-            run = words[i : i + n]
-            initials = "".join(w[0] for w in run).lower()
-            weights = [ctx[t] for w in run for t in term_list(w) if t in ctx]
-            if initials in acronyms and weights and not any(w.isupper() for w in run):
-                out[initials] = max(out.get(initials, 0.0), *weights)
-    return out

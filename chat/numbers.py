@@ -43,7 +43,11 @@ NOT_A_VALUE = re.compile(
     r"(?<![\w.])\d{2}(?:\.\d)?\s?(?:%|percent)(?=\s*(?:CI\b|confidence interval|credible interval))"
 )
 # "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
-_CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
+# … and the year of one cited in the text: "Radford et al. (2018)".
+_CITATION = re.compile(
+    r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)"
+    r"|(?<=et al\.)\s?\(\d{4}[a-z]?\)"
+)
 
 
 # A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from chat.names import fold, holds_name, names
 from chat.negation import LIGHT_VERBS, negated, unbroken
-from chat.number_binding import listed_owners
+from chat.number_binding import listed_owners, partners
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import rounds_to as _rounds_to
@@ -535,6 +535,7 @@ def numbers_compared(claim: str, passage: str) -> str | None:
         and _comparable(*own)
         and own[0].unit == own[1].unit
         and own[1].start - own[0].start <= 3
+        and (own[0].start, own[1].start) not in partners(claim)  # a range ("2-3 links") is no two sides
     ):
         # the claim gives each side its number side by side ("75.2 versus 66.6", "75.2 against
         # 66.6 GFLOPs"): the numbers are checked as numbers, and the comparison must be theirs

@@ -2,7 +2,8 @@
 confidence interval's bounds are the value's spread, not rival values; a rate's base ("per 100") is no
 value; "type 2" names a kind; a time of day is one value; numbers in different units of measurement
 are no rivals; a bracket after a number labels it ("68% (placebo)"); an item may open with a count
-in words ("93% for four doses per week"); a phrase that opens the claim scopes its one number; a
+in words ("93% for four doses per week"); a bracket's numbers are its clause's ("no episodes of pain
+(88/150 (59%) vs …)"); a phrase that opens the claim scopes its one number; a
 claim that names the item a list gives its number to is not gainsaid by another sentence; "independent
 of" and "the absence of" deny only what follows them; and a kind ("artificial bugs") is not swapped
 where the sentence that gives the claim's number says it."""
@@ -13,6 +14,7 @@ import pytest
 
 from chat.claims import check_claim
 from chat.name_checks import modifier_swapped
+from chat.names import names
 
 TRIAL = (  # written for these tests in the way clinical abstracts report results
     "Between 2001 and 2005, 4,212 adults aged 40-69 years with type 2 diabetes were enrolled. During a "
@@ -37,6 +39,11 @@ DOSES = (
     "The drug reduced the incidence of vomiting from 68% (placebo) to 35% (P < 0.001). Each episode of "
     "vomiting prolonged the stay by 11 +/- 3 min. Observed dosing corresponded to a risk reduction of 71% "
     "for two doses per week, 93% for four doses per week, and 98% for seven doses per week."
+)
+
+PAIRS = (
+    "Significantly more treated patients had no episodes of pain (88/150 (59%) vs 61/148 (41%); P = 0.002) "
+    "and experienced no nausea (97/150 (65%) vs 70/148 (47%); P = 0.003) in the first week."
 )
 
 
@@ -78,6 +85,9 @@ DOSES = (
         ("The incidence of vomiting was 68% with the drug.", DOSES, "number"),
         # a spread is not the value
         ("Each episode of vomiting prolonged the stay by 3 minutes.", DOSES, "number"),
+        # a bracket's numbers are the clause's before it
+        ("In the first week, 59% of treated patients had no pain, against 41% of the controls.", PAIRS, ""),
+        ("In the first week, 65% of treated patients had no episodes of pain.", PAIRS, "number"),
         # an item may open with a count in words
         ("Taking seven doses per week corresponded to a 98% reduction in risk.", DOSES, ""),
         ("Taking seven doses per week corresponded to a 93% reduction in risk.", DOSES, "number"),
@@ -138,3 +148,17 @@ def test_a_kind_is_not_swapped_where_the_claims_number_says_it() -> None:
     assert modifier_swapped(claim.format("357"), window, BUGS) == (
         "the passage says 'mutation bugs' here, not 'artificial bugs'"
     )
+
+
+PARAMETERS = (
+    "BL+ has four configurable parameters, one for pre-processing (2 options) and three for the "
+    "computation of a rSVMScore (63 options), a SimiScore (2 options) and a FinalScore (11 options)."
+)
+
+
+def test_a_name_may_open_in_lower_case() -> None:
+    """ "rSVMScore", "iPrEx", "mBERT" are names: the bracket after one gives its number."""
+    assert names("the iPrEx model, mBERT and a rSVMScore", anywhere=True) == ["iPrEx", "mBERT", "rSVMScore"]
+    assert check_claim("In BL+, the rSVMScore has 63 options and the FinalScore 11.", PARAMETERS).supported
+    flagged = check_claim("The FinalScore parameter of BL+ has 63 options.", PARAMETERS)
+    assert flagged.reason == "the passage gives 63 for rSVMScore", flagged

@@ -1,0 +1,86 @@
+"""The words that bind a number: its neighbours weighted by closeness, not past a rival of its kind
+or a clause break, with the numbers it makes one statement with; and acronyms a claim spells out
+(:mod:`chat.claims` scores each passage number by them)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from chat.number_binding import partners
+from chat.numbers import GREEK, NEAR, Value, comparable, in_table, tokens
+from retrieval.evidence import term_list
+
+
+def context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
+    """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
+    words between a rival number's clause and the next's: see :func:`reach`)."""
+    out: dict[str, float] = {}
+    lo, hi = reach or (0, len(words))
+    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
+    for i in range(lo, hi):
+        if i == at:
+            continue
+        for t in term_list(words[i].translate(GREEK)):
+            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
+    return out
+
+
+def joint_context(text: str, words: Sequence[str], values: Sequence[Value], v: Value) -> dict[str, float]:
+    """:func:`context` of ``v``, and of the numbers it makes one statement with (the other end of its
+    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
+    span = reach(text, values, v)
+    out = context(words, v.start, span)
+    for a, b in partners(text):
+        if a == v.start:
+            for t, w in context(words, b, span).items():
+                out[t] = max(out.get(t, 0.0), w)
+    return out
+
+
+def reach(text: str, values: Sequence[Value], v: Value, *, prose: bool = False) -> tuple[int, int]:
+    """The words that may bind ``v``: not past a rival number of its kind in prose, and where a
+    clause break stands between them, not past the break ("12% with A, 4% with B": A is 12%'s)."""
+    if not prose and in_table(values, v):  # a table row's label binds it (see _label), not its neighbours
+        return 0, 10**9
+    breaks = _breaks(text)
+    together = partners(text)
+    lo, hi = 0, 10**9
+    for o in values:
+        if o.start == v.start or not comparable(o, v) or (v.start, o.start) in together:
+            continue
+        if o.start < v.start:
+            cut = max((g for g in breaks if o.start < g <= v.start), default=o.start + 1)
+            lo = max(lo, cut)
+        else:
+            cut = min((g for g in breaks if v.start < g <= o.start), default=o.start)
+            hi = min(hi, cut)
+    return lo, hi
+
+
+def _breaks(text: str) -> set[int]:
+    """Word gaps at a clause break: gap g lies between words g-1 and g (as :func:`values` counts)."""
+    out: set[int] = set()
+    for i, token in enumerate(tokens(text)):
+        if token[-1] in ",;:":
+            out.add(i + 1)
+    return out
+
+
+_ACRONYM = re.compile(r"\b([A-Z]{2,5})s?\b")
+
+
+def spelled_out(ctx: dict[str, float], claim: str, passage: str) -> dict[str, float]:
+    """``ctx`` (a claim number's words) with the passage's acronyms the claim spells out ("channels
+    under test" for "CUTs"), each at the weight of the words that spell it."""
+    acronyms = {a.lower() for a in _ACRONYM.findall(passage)}
+    words = re.findall(r"[A-Za-z]+", claim)
+    out = dict(ctx)
+    for n in (2, 3, 4):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            initials = "".join(w[0] for w in run).lower()
+            weights = [ctx[t] for w in run for t in term_list(w) if t in ctx]
+            if initials in acronyms and weights and not any(w.isupper() for w in run):
+                out[initials] = max(out.get(initials, 0.0), *weights)
+    return out
