@@ -47,6 +47,22 @@ PAIRS = (
 )
 
 
+COHORT = (
+    "Women with type 2 diabetes had a modestly elevated incidence of stroke (HR = 1.21) compared with "
+    "women without diabetes, independent of age, obesity and smoking."
+)
+MAPS = (
+    "We report the RMSE of the estimated maps against the map generated from the architectural plan. For "
+    "experiment B2 we provide qualitative results only, due to the absence of a ground truth plan."
+)
+BUGS = (
+    "The second dataset consists of artificially created bugs. The authors argue that the real-world bugs "
+    "are somewhat limited. For that reason, they use the PIT mutation testing tool to create mutation bugs "
+    "using 64 of the most popular Java projects on GitHub. This results in 21 488 artificial bugs. The "
+    "evaluation metrics used are the wasted effort and recall at the top 1, 3 and 5."
+)
+
+
 @pytest.mark.parametrize(
     ("claim", "passage", "kind"),  # kind "": stated
     [
@@ -91,33 +107,7 @@ PAIRS = (
         # an item may open with a count in words
         ("Taking seven doses per week corresponded to a 98% reduction in risk.", DOSES, ""),
         ("Taking seven doses per week corresponded to a 93% reduction in risk.", DOSES, "number"),
-    ],
-)
-def test_trials_and_observations(claim: str, passage: str, kind: str) -> None:
-    result = check_claim(claim, passage)
-    assert result.supported is (not kind), result
-    assert result.kind == kind, result
-
-
-COHORT = (
-    "Women with type 2 diabetes had a modestly elevated incidence of stroke (HR = 1.21) compared with "
-    "women without diabetes, independent of age, obesity and smoking."
-)
-MAPS = (
-    "We report the RMSE of the estimated maps against the map generated from the architectural plan. For "
-    "experiment B2 we provide qualitative results only, due to the absence of a ground truth plan."
-)
-BUGS = (
-    "The second dataset consists of artificially created bugs. The authors argue that the real-world bugs "
-    "are somewhat limited. For that reason, they use the PIT mutation testing tool to create mutation bugs "
-    "using 64 of the most popular Java projects on GitHub. This results in 21 488 artificial bugs. The "
-    "evaluation metrics used are the wasted effort and recall at the top 1, 3 and 5."
-)
-
-
-@pytest.mark.parametrize(
-    ("claim", "passage", "kind"),
-    [
+        # "independent of" and "the absence of" deny only what follows them
         (
             "Type 2 diabetes was linked to a higher incidence of stroke, with a hazard ratio of 1.21 "
             "relative to women without diabetes.",
@@ -132,7 +122,7 @@ BUGS = (
         ),
     ],
 )
-def test_negations_and_kinds_said_elsewhere(claim: str, passage: str, kind: str) -> None:
+def test_trials_and_observations(claim: str, passage: str, kind: str) -> None:
     result = check_claim(claim, passage)
     assert result.supported is (not kind), result
     assert result.kind == kind, result
