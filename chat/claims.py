@@ -63,8 +63,8 @@ from chat.number_words import per as _per
 from chat.number_words import put_aside as _put_aside
 from chat.number_words import recounted as _recounted
 from chat.number_words import swapped as _swapped
+from chat.numbers import CITED_YEAR, NEAR, NOT_A_VALUE, heading_scale, normalise, worked_factor
 from chat.numbers import GREEK as _GREEK
-from chat.numbers import NEAR, NOT_A_VALUE, heading_scale, normalise, worked_factor
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import in_table as _in_table
@@ -133,7 +133,7 @@ def check_claims(
     the numbers must be in the passage."""
     original = passage
     passage, offsets = normalise(passage)
-    claims = [normalise(c)[0] for c in claims]
+    claims = [CITED_YEAR.sub("", normalise(c)[0]) for c in claims]
     context = normalise(context)[0]
     lead = normalise(lead)[0]
     windows = _windows(split(passage))
@@ -461,7 +461,9 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         # The items a list gives numbers of this kind to, and those the claim names ("33.2 in 12-shot
         # E2E-NLG and 48.0 in 10-shot WebNLG"): a number given to another item is not the claim's.
         kin = {at: o for at, o in listed.items() if at in by_start and _comparable(by_start[at], value)}
-        items = {at for at, o in kin.items() if _distinct(o, kin.values()) & claim_stems}
+        items = {
+            at for at, o in kin.items() if _distinct(o, kin.values()) & claim_stems or o.terms <= claim_stems
+        }
         if items and all(v.start in kin and v.start not in items for v in stated_as):
             return f"the passage gives {value.text} for {kin[stated_as[0].start].text!r}"
         if value.start in together:

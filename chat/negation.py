@@ -53,13 +53,11 @@ LIGHT_VERBS = frozenset(
 )
 
 
-def negated(text: str, wanted: set[str], elsewhere: str = "", known: set[str] | None = None) -> bool:
+def negated(text: str, wanted: set[str], elsewhere: str = "") -> bool:
     """An odd number of negations that govern the claim's words (within a few words of one; only the
     words after it for "without"), "neither … nor" counted once,
     leaving out a condition the passage states ``elsewhere`` than the sentence held against ("without
-    fine-tuning" against "… without additional fine-tuning" a sentence before), and, given the
-    passage's words as ``known``, a "without" of words it never writes ("without model or pipeline
-    parallelism" against "without any MP or PP")."""
+    fine-tuning" against "… without additional fine-tuning" a sentence before)."""
     words = text.split()
     stated = (
         [set(terms(" ".join(w.split()[:4]))) for w in _NEGATION.split(elsewhere)[1:]] if elsewhere else []
@@ -77,8 +75,6 @@ def negated(text: str, wanted: set[str], elsewhere: str = "", known: set[str] | 
             # parameters" does not deny the improvements; "independent of age", "the absence of a
             # plan" likewise), and not when it repeats one stated before
             near = set() if any(governed <= said for said in stated) else governed
-            if known is not None and cue == "without" and not governed - LIGHT_VERBS <= known:
-                near = set()  # a condition on what the passage never names is not its opposite
         elif cue in ("except", "apart from") or _CONTRAST.fullmatch(cue):
             # "trained identically except batch size": only what it sets apart, and only the words
             # the rest of the sentence does not say too ("task specific, as opposed to dataset
@@ -161,7 +157,7 @@ def negation_differs(
     claim, passage, best_sentence = (_unprefixed(t, bare) for t in (claim, passage, best_sentence))
     sentences = [_unprefixed(s, bare) for s in sentences]
     elsewhere = passage.replace(best_sentence, " ")
-    claim_negated = negated(claim, wanted, elsewhere, known=terms(passage))
+    claim_negated = negated(claim, wanted, elsewhere)
     held = _clause_held(best_sentence, wanted)
     if claim_negated == negated(held, wanted) or paired(best_sentence) & wanted:
         return False  # agreed, or the sentence states the thing both with and without

@@ -329,8 +329,8 @@ def _clauses(toks: Sequence[str], found: Sequence[Value], lo: int, hi: int, v: V
     again = {t.lower() for t in then}
     verbs = _FINITE | {
         t.lower()
-        for t in toks[lo : starts[0]]
-        if t.lower().endswith("ed") or (t.endswith("s") and t in again)
+        for j, t in enumerate(toks[lo : starts[0]], lo)
+        if t.lower().endswith("ed") or (t.endswith("s") and t in again and toks[j + 1].lower() in _ARTICLES)
     }
     if len(subject & second) >= 2 and second - subject and {t.lower() for t in then} & verbs:
         first = lo
@@ -515,6 +515,7 @@ def said_of(text: str, v: Value) -> tuple[set[str], bool]:
         aligned = _aligned(toks, found, lo, hi)
         if v in aligned:
             return set(aligned[v].terms), True
+        together = partners(text)
         here = sorted(
             {
                 w.start
@@ -523,7 +524,10 @@ def said_of(text: str, v: Value) -> tuple[set[str], bool]:
                 and comparable(w, v)
                 and not _sized(toks, w.start)
                 and (w.unit != "word" or v.unit == "word")
-                and (w.unit == v.unit or not _SIZE.fullmatch(w.text))  # "from 62B to 540B" sizes, not BLEU
+                # (a range of model sizes, "from 62B to 540B", is no rival clause of a BLEU gain)
+                and (
+                    w.unit == v.unit or not _SIZE.fullmatch(w.text) or not any(w.start in p for p in together)
+                )
             }
             | {v.start}
         )

@@ -43,11 +43,10 @@ NOT_A_VALUE = re.compile(
     r"(?<![\w.])\d{2}(?:\.\d)?\s?(?:%|percent)(?=\s*(?:CI\b|confidence interval|credible interval))"
 )
 # "(Wang et al., 2022b)", "(Blier & Ollivier, 2018)": an author and a year, nothing measured.
-# … and the year of one cited in the text: "Radford et al. (2018)".
-_CITATION = re.compile(
-    r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)"
-    r"|(?<=et al\.)\s?\(\d{4}[a-z]?\)"
-)
+_CITATION = re.compile(r"\((?=[^()%]{0,90}\))[^()]*?(?:et al\.|[A-Z][\w&.\s-]*,\s*\d{4}[a-z]?)[^()]*\)")
+# The year of a work a claim cites in its text ("117M parameters in Radford et al. (2018)"): the
+# passage cites it in brackets, which are dropped; a table's row may be named so, and is kept.
+CITED_YEAR = re.compile(r"(?<=et al\.)\s?\(\d{4}[a-z]?\)")
 
 
 # A word broken at a line's end ("parame- ter", "out- performs"; "English- to-German" keeps its hyphen),
