@@ -27,19 +27,25 @@ def open_text(path: Path) -> Iterator[IO[str]]:
             yield handle
 
 
-def read_jsonl_file(
-    path: Path, parse: Callable[[dict[str, object]], PaperRecord]
-) -> Iterator[PaperRecord | RecordError]:
-    """Records of a JSON-lines file (plain or gzipped); a bad line becomes a RecordError naming it."""
-    with open_text(path) as handle:
-        for number, value in read_jsonl_lines(handle, path.name):
-            if isinstance(value, RecordError):
-                yield value
-                continue
-            try:
-                yield parse(value)
-            except BadRecord as exc:
-                yield RecordError(path.name, number, str(exc))
+Reader = Callable[[Path], Iterator[PaperRecord | RecordError]]
+
+
+def jsonl_reader(parse: Callable[[dict[str, object]], PaperRecord]) -> Reader:
+    """A JSON-lines source is its ``parse``: the reader of its files (plain or gzipped) yields their
+    records, and a bad line as a RecordError naming it."""
+
+    def read(path: Path) -> Iterator[PaperRecord | RecordError]:
+        with open_text(path) as handle:
+            for number, value in read_jsonl_lines(handle, path.name):
+                if isinstance(value, RecordError):
+                    yield value
+                    continue
+                try:
+                    yield parse(value)
+                except BadRecord as exc:
+                    yield RecordError(path.name, number, str(exc))
+
+    return read
 
 
 def text_or_none(value: object) -> str | None:

@@ -11,16 +11,10 @@ keys are ignored (the researcher gold files carry their answers in them: ``perso
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
 
 from catalog.text import clean_text
-from ingest.records import BadRecord, PaperRecord, RecordError, Version, is_category
-from ingest.sources import read_jsonl_file
-
-
-def read(path: Path) -> Iterator[PaperRecord | RecordError]:
-    return read_jsonl_file(path, parse)
+from ingest.records import BadRecord, PaperRecord, Version, is_category
+from ingest.sources import jsonl_reader
 
 
 def parse(value: dict[str, object]) -> PaperRecord:
@@ -65,3 +59,6 @@ def parse(value: dict[str, object]) -> PaperRecord:
         journal_ref=None if categories or not where else where,
         affiliations=affiliations,
     )
+
+
+read = jsonl_reader(parse)

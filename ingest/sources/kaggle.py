@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-from collections.abc import Iterator
-from pathlib import Path
 
-from ingest.records import BadRecord, PaperRecord, RecordError, Version, make_record
-from ingest.sources import read_jsonl_file, text_or_none
+from ingest.records import BadRecord, PaperRecord, Version, make_record
+from ingest.sources import jsonl_reader, text_or_none
 from people.names import from_parsed
-
-
-def read(path: Path) -> Iterator[PaperRecord | RecordError]:
-    return read_jsonl_file(path, parse)
 
 
 def parse(value: dict[str, object]) -> PaperRecord:
@@ -36,6 +30,9 @@ def parse(value: dict[str, object]) -> PaperRecord:
         submitter=text_or_none(value.get("submitter")),
         affiliations=_affiliations(value.get("affiliations")),
     )
+
+
+read = jsonl_reader(parse)
 
 
 def _authors(value: dict[str, object]) -> list[str]:

@@ -4,15 +4,9 @@ _listing_file`` (the listing's date)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
 
-from ingest.records import BadRecord, PaperRecord, RecordError, make_record
-from ingest.sources import read_jsonl_file, text_or_none
-
-
-def read(path: Path) -> Iterator[PaperRecord | RecordError]:
-    return read_jsonl_file(path, parse)
+from ingest.records import BadRecord, PaperRecord, make_record
+from ingest.sources import jsonl_reader, text_or_none
 
 
 def parse(value: dict[str, object]) -> PaperRecord:
@@ -33,6 +27,9 @@ def parse(value: dict[str, object]) -> PaperRecord:
         abs_url=text_or_none(value.get("abs")),
         pdf_url=text_or_none(value.get("pdf")),
     )
+
+
+read = jsonl_reader(parse)
 
 
 def _date(value: object) -> dt.date | None:
