@@ -47,6 +47,7 @@ from chat.number_binding import (
     partners,
     range_gainsaid,
     ranges,
+    sentence_spans,
     stated_together,
 )
 from chat.number_context import joint_context as _joint_context
@@ -56,6 +57,7 @@ from chat.number_words import GENERIC as _GENERIC
 from chat.number_words import HEDGES as _HEDGES
 from chat.number_words import agree as _agree
 from chat.number_words import attached as _attached
+from chat.number_words import bound as _bound
 from chat.number_words import fronted as _fronted
 from chat.number_words import margin as _margin
 from chat.number_words import modifiers as _modifiers
@@ -73,6 +75,7 @@ from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
 from chat.numbers import values as _values
 from chat.numbers import worked_difference as _difference
+from chat.polarity import amount_swapped as _amount_swapped
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
 from chat.polarity import numbers_compared as _numbers_compared
@@ -241,6 +244,9 @@ def _check(
         return fail("entity", problem)
     if _opposed(claim, window.text):
         return fail("direction", "the passage states the opposite direction")
+    amount = _amount_swapped(claim, window.text)
+    if amount:
+        return fail("direction", amount)
     swapped = _antonym(terms(claim), terms(window.text))
     if swapped:
         said, says = _word(swapped[1], window.text), _word(swapped[0], claim)
@@ -279,6 +285,10 @@ def _numbers_found(claim: str, passage: str) -> bool:
     checks then say whether each is said of what the claim says."""
     found = [v for v in _values(claim)[1] if v.unit != "word"]
     stated = _values(passage)[1]
+    if len(found) == 1:  # … or one number with the noun it counts ("under 400,000 parameters")
+        claim_tokens, passage_tokens = _tokens(claim), _tokens(passage)
+        counted = _attached(claim_tokens, found[0].start) - _GENERIC
+        return any(_same(s, found[0]) and counted & _attached(passage_tokens, s.start) for s in stated)
     return len(found) >= 2 and all(
         any(_same(s, v) or _rounds_to(s, v) for s in stated)
         or (_GAINS.search(claim) and _difference(v, found, stated))  # "a gain of 3.2 points, from …"
@@ -429,13 +439,28 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             continue  # a difference the claim works out ("a gain of 4.4 points, from 90.0% to 94.4%")
         if not stated_as:
             return f"{value.text} is not in the passage"
+        # A bound turned round: "more than 400,000 parameters" for "fewer than 400,000".
+        mine, said = _bound(claim_tokens, value.start)
+        theirs = {_bound(passage_tokens, v.start) for v in stated_as}
+        if mine and all(b == -mine for b, _ in theirs):
+            return f"the passage says {next(iter(theirs))[1]} {value.text}, not {said} {value.text}"
+        # A number the passage says of another kind's numeral ("95.1% on Level I" for "Level II").
+        other_kind = _other_kind(claim_tokens, claim_values, passage, passage_values, stated_as)
+        if other_kind:
+            return f"the passage gives {value.text} for {other_kind}"
         # A number in brackets after a name is that name's ("18% of VGG-19 (19.6 billion FLOPs)").
         owner = {_bracketed_for(passage_tokens, v.start, passage, claim_names) for v in stated_as}
         name = owner.pop() if len(owner) == 1 else None
         if name and not {t for t in term_list(name) if t.isalpha()} & claim_terms:
             return f"the passage gives {value.text} for {name}"
         # A number labelled by the bracket after it ("from 72% (placebo) to 40%") is that label's.
-        labels = {_label_after(passage_tokens, v.start) for v in stated_as if v.unit in ("", "%")}
+        # (Only where its sentence gives another such number the label tells apart: "62% (binary
+        # classification)" alone says what was measured, not for whom.)
+        labels = {
+            _label_after(passage_tokens, v.start)
+            for v in stated_as
+            if v.unit in ("", "%") and _beside(passage_tokens, passage_values, v)
+        }
         label = labels.pop() if len(labels) == 1 else None
         if label and not set(term_list(label)) & (claim_terms | set(term_list(claim.lower()))):
             return f"the passage gives {value.text} for {label!r}"
@@ -612,6 +637,40 @@ _NOT_LABELS = frozenset(
      "est", "estimated", "resp", "respectively", "range", "sd", "se", "std", "max", "min", "all", "each",
      "test", "val", "validation", "dev", "train", "training", "top", "best", "baseline"]
 )  # fmt: skip
+
+
+def _other_kind(
+    claim_tokens: Sequence[str],
+    claim_values: Sequence[_Value],
+    passage: str,
+    passage_values: Sequence[_Value],
+    stated_as: Sequence[_Value],
+) -> str | None:
+    """The kind's numeral ("Level I") the sentence of each of ``stated_as`` names, where the claim
+    names another numeral of that kind ("Level II") and that sentence does not; None otherwise."""
+    kinds = {claim_tokens[o.start - 1].lower(): o.value for o in claim_values if o.unit == "name" and o.start}
+    if not kinds:
+        return None
+    tokens = _tokens(passage)
+    spans = sentence_spans(tokens)
+    said = []
+    for v in stated_as:
+        lo, hi = next(((a, b) for a, b in spans if a <= v.start < b), (0, len(tokens)))
+        named = [
+            o
+            for o in passage_values
+            if o.unit == "name" and lo < o.start < hi and tokens[o.start - 1].lower() in kinds
+        ]
+        if not named or any(kinds[tokens[o.start - 1].lower()] == o.value for o in named):
+            return None
+        said.append(f"{tokens[named[0].start - 1]} {named[0].text}")
+    return said[0] if said else None
+
+
+def _beside(tokens: Sequence[str], found: Sequence[_Value], v: _Value) -> bool:
+    """Whether the sentence of ``v`` gives another number of its kind."""
+    lo, hi = next(((a, b) for a, b in sentence_spans(tokens) if a <= v.start < b), (0, len(tokens)))
+    return any(w.start != v.start and lo <= w.start < hi and _comparable(w, v) for w in found)
 
 
 def _label_after(tokens: Sequence[str], at: int) -> str | None:

@@ -18,6 +18,7 @@ from chat.names import holds_compound as _holds_compound
 from chat.names import holds_name as _holds_name
 from chat.names import names as _names
 from chat.names import plain as _plain
+from chat.number_binding import unabbreviated
 from chat.numbers import Value, is_year
 from chat.numbers import same as _same
 from chat.numbers import values as _values
@@ -80,7 +81,56 @@ def entities(
             and not (not title and _authors_own(name, claim, window))  # the paper unknown: its own name
         ):
             return f"{name} is not named in the passage"
+        if (  # a capitalised word, where the sentence names another thing the claim does not
+            _plain(name)
+            and extra
+            and _unheard(name, passage)
+            and not re.search(
+                rf"\b{re.escape(name)}-[A-Z]|[A-Za-z]-{re.escape(name)}\b", claim
+            )  # "Newton-Raphson"
+            and not (not title and (_authors_own(name, claim, window) or _ours(name, claim, window)))
+        ):
+            return f"{name} is not named in the passage"
     return None
+
+
+def _ours(name: str, claim: str, window: str) -> bool:
+    """The claim's name for what the sentence calls the authors' own ("the base Transformer" for
+    "our base models"): a word beside the name stands after "our" there."""
+    beside = re.search(rf"(\w+)\s+{re.escape(name)}\b(?:['’]s)?\s*(\w*)", claim)
+    words = {t for w in (beside.groups() if beside else ()) for t in term_list(w)}
+    owned = {
+        t
+        for m in re.finditer(r"\bour\s+(\w+)(?:\s+(\w+))?", window, re.I)
+        for w in m.groups()
+        if w
+        for t in term_list(w)
+    }
+    return bool(words & owned)
+
+
+def _unheard(name: str, passage: str) -> bool:
+    """A capitalised word ("Landsat") the passage writes in no form: not the word, its stem or the
+    start of a word (a plural, "Bayes" for "Bayesian")."""
+    folded = name.lower()
+    stems = set(term_list(folded))
+    return (
+        folded not in passage.lower()
+        and not stems & terms(passage)
+        and not any(w.lower().startswith(folded[:5]) for w in re.findall(r"[A-Za-z]{5,}", passage))
+        and folded not in _REFERENCES
+    )
+
+
+# References and dates are no names a passage must state
+_REFERENCES = frozenset(
+    re.findall(
+        r"\w+",
+        "figure table section appendix equation chapter fig tab eq january february march april may june"
+        " july august september october november december monday tuesday wednesday thursday friday"
+        " saturday sunday",
+    )
+)
 
 
 def _plural_of_named(passage: str, name: str) -> bool:
@@ -111,6 +161,8 @@ def _authors_own(name: str, claim: str, window: str) -> bool:
 _NOT_KINDS = frozenset(
     term_list("we our they their its each every per all any both some other one two three four five six")
     + term_list("seven eight nine ten were was are is been be has have had also only")
+    # a degree ("more extractive" against "highly extractive") is not a kind: polarity judges it
+    + term_list("more less most least highly very quite rather slightly much far fully")
 )
 # Verbs that follow a subject ("Evaluations use", "perturbations used"): a subject and its verb, not
 # a kind of thing named by its modifier.
@@ -136,7 +188,7 @@ def _pairs(text: str) -> dict[tuple[str, str], str]:
         for i, (a, b) in enumerate(pairwise(words)):
             if i and words[i - 1].lower() in _SUBJECTS:
                 continue  # "it requires models": a verb and its object, not a kind of model
-            first, second = term_list(a), term_list(b)
+            first, second = [*map(unabbreviated, term_list(a))], [*map(unabbreviated, term_list(b))]
             if len(first) == 1 and len(second) == 1 and first[0].isalpha() and second[0].isalpha():
                 out[(first[0], second[0])] = f"{a} {b}"
     return out
@@ -154,9 +206,9 @@ def modifier_swapped(claim: str, window: str, passage: str) -> str | None:
     """The claim's "hard targets" where the sentence it rests on says "soft targets" (and not
     "hard targets"), when the passage speaks of both: the other of two kinds it contrasts."""
     theirs = _pairs(window)
-    mine = terms(claim)
+    mine = {unabbreviated(t) for t in terms(claim)}
     said = _pairs(passage)
-    here = terms(window)
+    here = {unabbreviated(t) for t in terms(window)}
     numbers = _values(claim)[1]
     for (modifier, head), text in _pairs(claim).items():
         if modifier in here or (modifier, head) not in said or modifier in _NOT_KINDS or head in _NOT_HEADS:

@@ -31,6 +31,7 @@ from itertools import pairwise
 
 from chat.numbers import (
     GREEK,
+    KINDS,
     NUMBER,
     RANGE,
     Value,
@@ -58,6 +59,7 @@ _LINKS = frozenset(["of", "=", "is", "are", "was", "were", "be", "to", "at", "eq
 _FUNCTION = frozenset(
     term_list("has have had does did were than while when whereas our their its see figure table only also")
 )
+_NUMERALS = frozenset(["I.", "V.", "X."])
 _ABBREVIATION = re.compile(r"(?:[A-Za-z]|al|e\.g|i\.e|etc|vs|cf|Fig|Eq|Sec|Tab|No)\.")
 
 
@@ -67,10 +69,29 @@ class Owner:
     text: str  # as written, for the reason shown to a reader
 
 
+# A unit's abbreviation is the unit: "84.6 secs" is said in the "seconds" of "48.2 seconds per unit".
+_SPELLED = {
+    term_list(short)[0]: term_list(full)[0]
+    for short, full in [
+        ("secs", "seconds"),
+        ("mins", "minutes"),
+        ("hrs", "hours"),
+        ("hr", "hours"),
+        ("params", "parameters"),
+        ("imgs", "images"),
+    ]
+}
+
+
+def unabbreviated(term: str) -> str:
+    """A stemmed word, a unit's abbreviation spelled out ("secs" is "seconds")."""
+    return _SPELLED.get(term, term)
+
+
 def _stems(words: Sequence[str]) -> set[str]:
     """The words' stems, less numbers and function words; a name with digits whole ("ResNet-50")."""
     out = {
-        t
+        unabbreviated(t)
         for w in words
         for t in term_list(w.translate(GREEK))
         if not any(c.isdigit() for c in t) and t not in _FUNCTION and number_word(w.lower()) is None
@@ -104,7 +125,11 @@ def sentence_spans(toks: Sequence[str]) -> list[tuple[int, int]]:
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
         if (
             re.search(r"[.!?][\"')\]]*$", tok)
-            and not _ABBREVIATION.fullmatch(tok)
+            # an initial ("J. Smith") is no sentence end, a kind's numeral is ("on Level I. Performance")
+            and (
+                not _ABBREVIATION.fullmatch(tok)
+                or (i > 0 and toks[i - 1].lower() in KINDS and tok in _NUMERALS)
+            )
             and (not nxt or nxt[0].isupper() or nxt[0].isdigit() or nxt[0] in "(\"'[")
         ):
             out.append((lo, i + 1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from chat.number_binding import partners
+from chat.number_binding import partners, unabbreviated
 from chat.numbers import GREEK, NEAR, Value, comparable, in_table, tokens
 from retrieval.evidence import term_list
 
@@ -21,7 +21,7 @@ def context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None)
     for i in range(lo, hi):
         if i == at:
             continue
-        for t in term_list(words[i].translate(GREEK)):
+        for t in map(unabbreviated, term_list(words[i].translate(GREEK))):
             out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
     return out
 

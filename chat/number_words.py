@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from itertools import takewhile
 
-from chat.number_binding import IN_PLACE_OF, sentence_spans
+from chat.number_binding import IN_PLACE_OF, sentence_spans, unabbreviated
 from chat.numbers import GREEK as _GREEK
 from chat.numbers import NEAR, SCALE_NAMES, shared_scale
 from chat.numbers import Value as _Value
@@ -48,6 +48,25 @@ HEDGES = frozenset(
 )
 
 
+_BOUNDS = {
+    **dict.fromkeys(["more than", "over", "above", "at least", "exceeding", "greater than", "upwards of"], 1),
+    **dict.fromkeys(["less than", "fewer than", "under", "below", "at most", "up to", "no more than"], -1),
+}
+
+
+def bound(tokens: Sequence[str], at: int) -> tuple[int, str]:
+    """Which way the words before the number at word ``at`` bound it ("more than 130 million": 1,
+    "fewer than 400,000": -1, else 0), with those words."""
+    sign = re.match(r"\(?([<>≤≥])", tokens[at])
+    if sign:
+        return (1 if sign.group(1) in ">≥" else -1), sign.group(1)
+    for n in (3, 2, 1):
+        said = " ".join(tokens[max(0, at - n) : at]).lower().lstrip("(")
+        if at >= n and said in _BOUNDS:
+            return _BOUNDS[said], said
+    return 0, ""
+
+
 def put_aside(tokens: Sequence[str], at: int) -> bool:
     """The number at word ``at`` is the one put aside ("16 instead of 20")."""
     return at >= 2 and " ".join(tokens[at - 2 : at]).lower() in IN_PLACE_OF
@@ -83,6 +102,8 @@ def attached(tokens: Sequence[str], at: int) -> set[str]:
         token, after = tokens[after], after + 1
     elif shared_scale(tokens, at):  # "24 and 26 billion tokens": the pair's noun is both numbers'
         token, after = tokens[after + 2], after + 3
+    elif _against(tokens, after):  # "(40.1 vs 47.5 seconds per unit)": so is a contrast's
+        token, after = tokens[after + 1], after + 2
     if " ".join(tokens[after : after + 2]).lower() in IN_PLACE_OF and after + 2 < len(tokens):
         token, after = tokens[after + 2], after + 3  # "16 instead of 20 residual blocks"
     if alone or not re.search(r"[,;:.)\]]$", token):
@@ -94,7 +115,15 @@ def attached(tokens: Sequence[str], at: int) -> set[str]:
         out |= _phrase(before[::-1], backwards=True)
     elif before and before[-1].lower() in LINKS:
         out |= _phrase(before[-2::-1], backwards=True)
-    return out
+    return {unabbreviated(t) for t in out}
+
+
+def _against(tokens: Sequence[str], at: int) -> bool:
+    """ "vs 47.5" at word ``at``: a number set against the one before, with nothing between."""
+    pair = [t.lower().strip("()[]") for t in tokens[at : at + 2]]
+    return (
+        len(pair) == 2 and pair[0] in ("vs", "vs.", "versus") and bool(re.fullmatch(r"\d[\d,.]*%?", pair[1]))
+    )
 
 
 _COPULAS = frozenset(["is", "are", "was", "were"])
@@ -123,7 +152,9 @@ def modifiers(
             continue
         token = tokens[o.start]
         words = {t for t in term_list(re.sub(r"^[^A-Za-z]*", "", token)) if not any(c.isdigit() for c in t)}
-        if not re.search(r"[,;:.)\]]$", token):
+        if o.unit == "name" and o.start:  # "Level II" by its kind: "level"
+            words = set(term_list(tokens[o.start - 1]))
+        elif not re.search(r"[,;:.)\]]$", token):
             words |= _phrase(tokens[o.start + 1 : o.start + 3])
         for t in words:
             out.setdefault(t, set()).add(o.value)

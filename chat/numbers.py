@@ -89,7 +89,8 @@ _INTERVAL = re.compile(
 )
 # "(1.16; 0.98-1.62)": a value and, after its semicolon, the interval the text gave its first one.
 _ELIDED_INTERVAL = re.compile(r"^\(?[\d.,]+%?;$")
-_KINDS = frozenset(["type", "phase", "stage", "grade", "tier", "class", "level", "wave", "generation"])
+_ROMAN = {"i": 1.0, "ii": 2.0, "iii": 3.0, "iv": 4.0, "v": 5.0, "vi": 6.0}
+KINDS = frozenset(["type", "phase", "stage", "grade", "tier", "class", "level", "wave", "generation"])
 # A time of day, "18:36:42" or "20:15": one value (in hours), of its own kind.
 _CLOCK = re.compile(r"\(?(\d{1,2}):([0-5]\d)(?::([0-5]\d(?:\.\d+)?))?[,.;:)]*")
 RANGE = re.compile(r"(\d[\d,.]*)\s?[-–]\s?\d[\d,.]*\s?([%×x]?)")  # "67-73%": the low end is a % too
@@ -186,6 +187,15 @@ _BRACES = re.compile(r"\{(?=\d)|(?<=\d)\}")
 # "14 B 40 5120"), and a range's dash followed by a space ("110M– 1.5B"): one number, one range.
 _SPACED_SCALE = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?) ([MB])(?=\s+(?:\d|[a-z])|[,;:)]|\s*$)")
 _SPACED_DASH = re.compile(r"(?<=\d[KMBT])([–—])\s+(?=\d)")
+# "25 %", as typeset with a thin space, is 25% in prose; a table's "… 713,387.37 11,424.9 %" is left
+# as its columns were read
+_SPACED_PERCENT = re.compile(r"(\S+ )(\d[\d,.]*) %(?=[\s,;:.)]|$)")
+
+
+def _percent(m: re.Match[str]) -> str:
+    return m.group() if NUMBER.fullmatch(m.group(1).strip("( ")) else f"{m.group(1)}{m.group(2)}%"
+
+
 # "one in a million" is a chance of 1e-6, not a million.
 _ONE_IN = re.compile(r"\b(?:one|1) in (?:a |one )?(thousand|million|billion)\b", re.IGNORECASE)
 _ONE_IN_POWERS = {"thousand": "1e-3", "million": "1e-6", "billion": "1e-9"}
@@ -201,7 +211,7 @@ def clean(text: str) -> str:
     text = _HEADINGS.sub(r"\1 \2 ", _CITATION.sub(" ", text))
     text = _THOUSANDS.sub(r"\1,\2", NOT_A_VALUE.sub(" ", text))
     text = _BRACES.sub(" ", _ARROW.sub(" to ", text))
-    text = _SPACED_DASH.sub(r"\1", _SPACED_SCALE.sub(r"\1\2", text))
+    text = _SPACED_DASH.sub(r"\1", _SPACED_SCALE.sub(r"\1\2", _SPACED_PERCENT.sub(_percent, text)))
     text = _ONE_IN.sub(lambda m: _ONE_IN_POWERS[m.group(1).lower()], text)
     return _powers(_BROKEN.sub(_join, text))
 
@@ -267,7 +277,7 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             elif words and words[-1] == "per" and not unit:
                 unit = "per"  # a rate's base ("2.3 obese adults per 100"): compared only with its like
             elif (
-                words and words[-1] in _KINDS and not unit and m is found[0] and re.fullmatch(r"\d{1,2}", raw)
+                words and words[-1] in KINDS and not unit and m is found[0] and re.fullmatch(r"\d{1,2}", raw)
             ):
                 unit = "name"  # "type 2 diabetes", "phase 3 trials": a kind's name, not a quantity
             elif _DISPERSION.search(prefix):
@@ -278,6 +288,10 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             found_values.append(Value(value, unit, len(words), raw))
         if interval and (not found or re.search(r"[)\]]|;$", token)):
             interval = False  # the interval closes with its bracket (or with words)
+        if not found and words and words[-1] in KINDS and word in _ROMAN and token[:1].isupper():
+            found_values.append(Value(_ROMAN[word], "name", len(words), token.strip(".,;:()[]\"'")))
+            words.append(word)
+            continue  # "Level II", "Phase III": a kind's name, as "type 2" is
         spelled = None if found or skip == i else number_word(word)
         if spelled is None and word == "a" and nxt in _SCALE_WORDS and skip != i:
             # "more than a thousand layers", "a million tokens", "half a million iterations"
@@ -446,9 +460,9 @@ def worked_difference(value: Value, claim_values: Sequence[Value], passage_value
     """``value`` is, as precisely as the claim gives it, the difference between a number the claim
     states and another the passage gives near it ("0.61382, roughly 0.03 below the default" for
     0.64206; "about five points" for 5.27)."""
-    if value.unit not in ("", "%", "word"):
+    if value.unit not in ("", "%", "word", "scale"):
         return False
-    measures = [a for a in passage_values if a.unit in ("", "%")]
+    measures = [a for a in passage_values if a.unit in ("", "%", "scale")]  # "25B … 15B" gaps 10 billion
     mine = [a for a in measures if any(same(a, c) for c in claim_values if c is not value)]
     # … or between two numbers of prose near each other, when the claim states neither ("a gain of
     # 0.14 AUROC" for "from 0.81 … to 0.95"); never between a table's cells, whose gaps are many
@@ -457,7 +471,7 @@ def worked_difference(value: Value, claim_values: Sequence[Value], passage_value
         for b in passage_values if mine else prose:
             if b is a or abs(a.start - b.start) > 2 * NEAR or not comparable(a, b):
                 continue
-            places = max(len(x.text.rstrip("%").partition(".")[2]) for x in (a, b))
+            places = max(len(x.text.rstrip("%kKMBT").partition(".")[2]) for x in (a, b))
             gap = round(abs(a.value - b.value), places)
             said = Value(gap, "", value.start, f"{gap:.{places}f}")
             if same(said, value) or rounds_to(said, value):

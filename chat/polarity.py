@@ -128,6 +128,10 @@ def _directions(text: str) -> set[int]:
     found = set()
     words = unbroken(text).lower().split()
     for i, word in enumerate(words):
+        if (i + 2 < len(words) and words[i + 1] == "than" and _BOUND.fullmatch(words[i + 2])) or (
+            word in _BOUND_WORDS and i + 1 < len(words) and _BOUND.fullmatch(words[i + 1])
+        ):
+            continue  # "over 130 million … fewer than 400,000 parameters": bounds, not comparisons
         for t in term_list(word):
             if t in _DIRECTION:
                 negated = any(  # "not only improves" adds, it does not negate
@@ -143,6 +147,12 @@ def _directions(text: str) -> set[int]:
         if not _worded(sentence):
             found |= {-1 if m.group(1) in "<≤" else 1 for m in _SIGNED.finditer(sentence)}
     return found
+
+
+_BOUND = re.compile(
+    r"[$€£]?\d[\d,.]*%?[KMBkm]?[,;:.)]?|one|two|three|four|five|six|seven|eight|nine|ten|a|half"
+)
+_BOUND_WORDS = frozenset(["over", "under", "above", "below", "beyond"])
 
 
 # A bound as a sign that opens a bracket or a clause ("(< 2000 questions)"); after a name, a sign
@@ -197,6 +207,29 @@ def word(stem: str, text: str) -> str:
         if term_list(word) == [stem]:
             return word
     return stem
+
+
+_AMOUNT = re.compile(r"\b(more|fewer|less)\s+([a-z][a-z-]+)", re.IGNORECASE)
+_AMOUNTS = {"more": 1, "fewer": -1, "less": -1}
+
+
+def amount_swapped(claim: str, window: str) -> str | None:
+    """ "five times more parameters" where the passage's sentence says "5x fewer parameters" (and
+    never "more parameters"): an amount of the same thing, the other way."""
+
+    def said(text: str) -> dict[tuple[int, str], str]:
+        return {
+            (_AMOUNTS[m.group(1).lower()], t): m.group()
+            for m in _AMOUNT.finditer(text)
+            for t in term_list(m.group(2))[:1]
+            if m.group(2).lower() not in ("than", "and", "or")
+        }
+
+    theirs = said(window)
+    for (way, noun), text in said(claim).items():
+        if (-way, noun) in theirs and (way, noun) not in theirs:
+            return f"the passage says {theirs[(-way, noun)]!r} where this says {text!r}"
+    return None
 
 
 def antonym(mine: set[str], theirs: set[str]) -> tuple[str, str] | None:
@@ -259,8 +292,8 @@ def order_swapped(claim: str, window: str) -> bool:
     theirs = {fold(n) for n in names(window, anywhere=True)}
     lead = [first.group()] if first and fold(first.group()) in theirs else []
     shared = list(dict.fromkeys(n for n in [*lead, *names(claim, anywhere=True)] if holds_name(window, n)))
-    if len(shared) < 2 or not _directions(claim):
-        return False
+    if len(shared) < 2 or not _directions(claim) or any(_FRONTED_AGAINST.search(t) for t in (claim, window)):
+        return False  # (a fronted side, "Compared to A, B is …", is sides_swapped's)
     compared = _compared(claim, shared)
     if compared is None and not _after_comparison(claim, shared):
         return False  # no name after the comparison: a condition and a subject, not two sides
@@ -439,21 +472,36 @@ def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
     compared with): the words before its comparative word back to a clause break, and those after
     "than" (or "compared to", or a verb such as "outperforms") up to one; five content words a side."""
     found = []
-    text = _NUMBERED.sub(r"\1", text)
+    text = _PREFIXED.sub(r"\1\2", _NUMBERED.sub(r"\1", text))
     for m in re.finditer(r"[A-Za-z-]+", text):
         stems = [t for t in term_list(m.group()) if t in _DIRECTION]
         if not stems:
             continue
         after = text[m.end() :]
         against = _AGAINST.search(after)
+        fronted = _FRONTED_AGAINST.search(text[: m.start()])
+        between = ""
         if against and len(after[: against.start()].split()) <= 6:
-            after = after[against.end() :]
+            between, after = after[: against.start()], after[against.end() :]
+        elif fronted:  # "Compared to SQuALITY, PubMed is more extractive"
+            after = fronted.group(1)
         elif stems[0] not in _VERBS:
             continue
-        mine = set([t for t in term_list(_CLAUSE.split(text[: m.start()])[-1]) if not t.isdigit()][-5:])
+        before = text[fronted.end() : m.start()] if fronted and not between else text[: m.start()]
+        mine = set([t for t in term_list(_CLAUSE.split(before)[-1]) if not t.isdigit()][-5:])
         theirs = set([t for t in term_list(_CLAUSE.split(after)[0]) if not t.isdigit()][:5])
+        compared = set(term_list(between))
+        if compared & theirs and compared - theirs:
+            mine = compared  # "more abstract text than full body text": the two texts are the sides
         found.append((_DIRECTION[stems[0]], mine - theirs, theirs - mine))
     return found
+
+
+_FRONTED_AGAINST = re.compile(
+    r"(?:^|[.;]\s+)(?:compared (?:to|with)|relative to|unlike) ([^,;]+),", re.IGNORECASE
+)
+# A prefix makes another thing of a word: "sub-optimal" is not "optimal", "non-fatal" not "fatal".
+_PREFIXED = re.compile(r"\b(non|sub|semi|pseudo|anti|un|no)-([a-z])", re.IGNORECASE)
 
 
 def sides_swapped(claim: str, window: str) -> bool:
@@ -461,7 +509,9 @@ def sides_swapped(claim: str, window: str) -> bool:
     are :func:`order_swapped`'s): the claim's two sides hold more of the words of the passage's two
     sides crosswise than (or as many as) in order, each side some, and the comparison goes the same way."""
     mine = _sides(claim)
-    if len(mine) != 1 or len([n for n in names(claim, anywhere=True) if holds_name(window, n)]) >= 2:
+    named = len([n for n in names(claim, anywhere=True) if holds_name(window, n)]) >= 2
+    # (names in their order are order_swapped's, unless a side is fronted: "Compared to A, B is …")
+    if len(mine) != 1 or (named and not any(_FRONTED_AGAINST.search(t) for t in (claim, window))):
         return False
     way, left, right = mine[0]
     best = None
@@ -588,11 +638,14 @@ def numbers_compared(claim: str, passage: str) -> str | None:
 
 def _scoped(toks: Sequence[str], at: int) -> set[str]:
     """The words of a phrase that says what the number at ``at`` is for ("2e-5 for the second training
-    stage"), up to the next number or clause break."""
-    if at + 1 >= len(toks) or toks[at + 1].lower() not in ("for", "on", "in", "with", "under"):
+    stage", "15B tokens of abstract text"), up to the next number or clause break."""
+    start = at + 2
+    if at + 2 < len(toks) and toks[at + 2].lower() == "of" and toks[at + 1].isalpha():
+        start = at + 3  # "25B tokens of full body text"
+    elif at + 1 >= len(toks) or toks[at + 1].lower() not in ("for", "on", "in", "with", "under"):
         return set()
     out: set[str] = set()
-    for token in toks[at + 2 : at + 8]:
+    for token in toks[start : start + 6]:
         if any(c.isdigit() for c in token) or token.lower() in ("and", "or", "while", "whereas", "but"):
             break
         out.update(term_list(token))
