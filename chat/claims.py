@@ -65,7 +65,7 @@ from chat.number_words import per as _per
 from chat.number_words import put_aside as _put_aside
 from chat.number_words import recounted as _recounted
 from chat.number_words import swapped as _swapped
-from chat.numbers import CITED_YEAR, NEAR, NOT_A_VALUE, heading_scale, normalise, worked_factor
+from chat.numbers import CITED_YEAR, NEAR, NOT_A_VALUE, heading_scale, is_year, normalise, worked_factor
 from chat.numbers import GREEK as _GREEK
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
@@ -247,7 +247,7 @@ def _check(
     amount = _amount_swapped(claim, window.text)
     if amount:
         return fail("direction", amount)
-    swapped = _antonym(terms(claim), terms(window.text))
+    swapped = _antonym(*({_AS_PLACE.get(t, t) for t in terms(x)} for x in (claim, window.text)))
     if swapped:
         said, says = _word(swapped[1], window.text), _word(swapped[0], claim)
         return fail("direction", f"the passage says {said!r} where this says {says!r}")
@@ -437,6 +437,8 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             continue  # a version of a name ("SQuAD 1.1" for "SQuAD1.1"), not a value
         if not stated_as and _GAINS.search(claim) and _difference(value, claim_values, passage_values):
             continue  # a difference the claim works out ("a gain of 4.4 points, from 90.0% to 94.4%")
+        if not stated_as and _complement(value, passage_tokens, passage_values, claim):
+            continue  # the rest of a whole ("only 36 of the 57 games, so 21 lack a score")
         if not stated_as:
             return f"{value.text} is not in the passage"
         # A bound turned round: "more than 400,000 parameters" for "fewer than 400,000".
@@ -539,7 +541,10 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         # A word around the number whose opposite qualifies it in the passage ("4.82% … validation
         # error" against "4.82% … error on … the test set"), and that its sentence never says ("on the
         # hidden test set … .185 UF1, matching … the validation set" gives .185 for the test set too).
-        contrast = _antonym(_sentence_terms(claim, value.start), _sentence_terms(passage, stated.start))
+        # (A change's start, "from 28% to 20% after the change", owns no word past its end.)
+        change_end = [b for a, b in partners(claim) if a == value.start and b > a]
+        upto = " ".join(claim_tokens[: change_end[0]]) if change_end else claim
+        contrast = _antonym(_sentence_terms(upto, value.start), _sentence_terms(passage, stated.start))
         if contrast and contrast[0] not in _sentence_terms(passage, stated.start, reach=len(passage)):
             said, says = _word(contrast[1], passage), _word(contrast[0], claim)
             return f"the passage gives {value.text} for {said!r}, not {says!r}"
@@ -667,6 +672,24 @@ def _other_kind(
     return said[0] if said else None
 
 
+_REST = re.compile(r"\b(?:not|no|lacks?|lacking|without|remaining|rest|others?|left|missing|only)\b", re.I)
+
+
+def _complement(value: _Value, tokens: Sequence[str], found: Sequence[_Value], claim: str) -> bool:
+    """``value`` is a whole count less a part the passage gives near it (162 publications, 119 of
+    which do not: 43 do), where the claim or the part's words say the rest."""
+    if not value.value.is_integer() or value.unit not in ("", "word"):
+        return False
+    counts = [v for v in found if not v.unit and v.value.is_integer() and not is_year(v)]
+    for whole in counts:
+        for part in counts:
+            if 0 < abs(part.start - whole.start) <= 2 * NEAR and whole.value - part.value == value.value:
+                said = " ".join(tokens[part.start : part.start + 6])
+                if _REST.search(claim) or _REST.search(said):
+                    return True
+    return False
+
+
 def _beside(tokens: Sequence[str], found: Sequence[_Value], v: _Value) -> bool:
     """Whether the sentence of ``v`` gives another number of its kind."""
     lo, hi = next(((a, b) for a, b in sentence_spans(tokens) if a <= v.start < b), (0, len(tokens)))
@@ -700,6 +723,8 @@ def _bracketed_for(tokens: Sequence[str], at: int, text: str, claim_names: set[s
     before = tokens[at - 1].strip(".,;:\"'")
     if not before or _fold(before) not in names:
         return None
+    if at >= 2 and _values(tokens[at - 2])[1]:
+        return None  # a count's breakdown ("24 Upworkers (9 male, 1 non-binary, 14 female)")
     labels = set()  # the bracket's items, each named "on" or "for" after its number
     for prev, tok in zip(tokens[at : at + 40], tokens[at + 1 : at + 41], strict=False):
         if prev.lower() in ("on", "for"):
@@ -720,7 +745,10 @@ def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:
     hi = at
     while hi < min(len(tokens) - 1, at + reach) and not ends[hi]:
         hi += 1
-    return {t for w in tokens[lo : hi + 1] for t in term_list(w.translate(_GREEK))}
+    return {_AS_PLACE.get(t, t) for w in tokens[lo : hi + 1] for t in term_list(w.translate(_GREEK))}
+
+
+_AS_PLACE = {term_list("afterwards")[0]: "after", term_list("beforehand")[0]: "before"}
 
 
 def _span_words(passage: str, window: str) -> tuple[int, int]:

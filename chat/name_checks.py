@@ -291,7 +291,11 @@ def _abbreviates(passage: str, name: str) -> bool:
     if not letters:
         return False
     runs = re.findall(r"[A-Z][\w'’]*(?:[\s-]+[A-Z][\w'’]*)+", passage)
-    return any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs)
+    if any(letters.group() in "".join(w[0] for w in re.split(r"[\s-]+", run)) for run in runs):
+        return True
+    # … or of words in lower case, whole: "ICU" for "intensive care unit"
+    initials = "".join(w[0] for w in re.findall(r"[A-Za-z]+", passage)).lower()
+    return len(letters.group()) >= 3 and letters.group().lower() in initials and name.isupper()
 
 
 def _listed_short(text: str, name: str, claim: str) -> bool:

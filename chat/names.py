@@ -69,7 +69,8 @@ def names(text: str, *, anywhere: bool = False) -> list[str]:
     """Names in ``text``: acronyms, mixed case, names with digits, capitalised words inside a
     sentence (at its start only with ``anywhere``... never common function words)."""
     found = []
-    for match in _NAME.finditer(NOT_A_VALUE.sub(" ", text)):
+    text = NOT_A_VALUE.sub(" ", text)  # (positions below are this text's)
+    for match in _NAME.finditer(text):
         name = _LIKE.sub("", match.group().strip(".-"))  # "a GPT-3 XL-like setup" names XL
         if name.lower() in _COMMON_CAPITALS or len(name) < 2 or (match.start() == 0 and not anywhere):
             continue

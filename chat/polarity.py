@@ -266,6 +266,10 @@ def placed_swapped(claim: str, passage: str) -> tuple[str, str] | None:
     """The claim puts a thing before (after, above …) what the passage puts it after, and never
     before: the place word the passage says, and the claim's."""
     theirs = _placed(passage)
+    # "31% before the change to 22% afterwards": the bare other place is said of the same thing
+    for bare, where in (("afterward", "after"), ("beforehand", "before"), ("thereafter", "after")):
+        if re.search(rf"\b{bare}", passage, re.IGNORECASE):
+            theirs |= {(where, what) for w, what in theirs if w == _PLACES[where]}
     for where, what in _placed(claim):
         if (where, what) not in theirs and (_PLACES[where], what) in theirs:
             return _PLACES[where], where
