@@ -47,7 +47,7 @@ from chat.number_binding import (
     partners,
     range_gainsaid,
     ranges,
-    sentence_spans,
+    sentence_at,
     stated_together,
 )
 from chat.number_context import joint_context as _joint_context
@@ -447,7 +447,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         if mine and all(b == -mine for b, _ in theirs):
             return f"the passage says {next(iter(theirs))[1]} {value.text}, not {said} {value.text}"
         # A number the passage says of another kind's numeral ("95.1% on Level I" for "Level II").
-        other_kind = _other_kind(claim_tokens, claim_values, passage, passage_values, stated_as)
+        other_kind = _other_kind(claim_tokens, claim_values, passage_tokens, passage_values, stated_as)
         if other_kind:
             return f"the passage gives {value.text} for {other_kind}"
         # A number in brackets after a name is that name's ("18% of VGG-19 (19.6 billion FLOPs)").
@@ -647,7 +647,7 @@ _NOT_LABELS = frozenset(
 def _other_kind(
     claim_tokens: Sequence[str],
     claim_values: Sequence[_Value],
-    passage: str,
+    tokens: Sequence[str],
     passage_values: Sequence[_Value],
     stated_as: Sequence[_Value],
 ) -> str | None:
@@ -656,11 +656,9 @@ def _other_kind(
     kinds = {claim_tokens[o.start - 1].lower(): o.value for o in claim_values if o.unit == "name" and o.start}
     if not kinds:
         return None
-    tokens = _tokens(passage)
-    spans = sentence_spans(tokens)
-    said = []
+    said = None
     for v in stated_as:
-        lo, hi = next(((a, b) for a, b in spans if a <= v.start < b), (0, len(tokens)))
+        lo, hi = sentence_at(tokens, v.start)
         named = [
             o
             for o in passage_values
@@ -668,8 +666,8 @@ def _other_kind(
         ]
         if not named or any(kinds[tokens[o.start - 1].lower()] == o.value for o in named):
             return None
-        said.append(f"{tokens[named[0].start - 1]} {named[0].text}")
-    return said[0] if said else None
+        said = said or f"{tokens[named[0].start - 1]} {named[0].text}"
+    return said
 
 
 _REST = re.compile(r"\b(?:not|no|lacks?|lacking|without|remaining|rest|others?|left|missing|only)\b", re.I)
@@ -692,7 +690,7 @@ def _complement(value: _Value, tokens: Sequence[str], found: Sequence[_Value], c
 
 def _beside(tokens: Sequence[str], found: Sequence[_Value], v: _Value) -> bool:
     """Whether the sentence of ``v`` gives another number of its kind."""
-    lo, hi = next(((a, b) for a, b in sentence_spans(tokens) if a <= v.start < b), (0, len(tokens)))
+    lo, hi = sentence_at(tokens, v.start)
     return any(w.start != v.start and lo <= w.start < hi and _comparable(w, v) for w in found)
 
 

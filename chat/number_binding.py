@@ -139,6 +139,11 @@ def sentence_spans(toks: Sequence[str]) -> list[tuple[int, int]]:
     return out
 
 
+def sentence_at(toks: Sequence[str], at: int) -> tuple[int, int]:
+    """The token span of the sentence that holds word ``at``."""
+    return next(((a, b) for a, b in sentence_spans(toks) if a <= at < b), (0, len(toks)))
+
+
 def _bracketed(tok: str) -> bool:
     return bool(re.fullmatch(r"\([^()\s]+\)[.,;:]?", tok))
 
