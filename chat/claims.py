@@ -47,17 +47,23 @@ from chat.number_binding import (
     partners,
     range_gainsaid,
     ranges,
-    sentence_at,
     stated_together,
 )
 from chat.number_context import joint_context as _joint_context
 from chat.number_context import reach as _reach
 from chat.number_context import spelled_out
+from chat.number_owners import beside as _beside
+from chat.number_owners import bracketed_for as _bracketed_for
+from chat.number_owners import glued_to as _glued_to
+from chat.number_owners import label_after as _label_after
+from chat.number_owners import names_model as _names_model
+from chat.number_owners import other_kind as _other_kind
 from chat.number_words import GENERIC as _GENERIC
 from chat.number_words import HEDGES as _HEDGES
 from chat.number_words import agree as _agree
 from chat.number_words import attached as _attached
 from chat.number_words import bound as _bound
+from chat.number_words import counts_alike as _counts_alike
 from chat.number_words import fronted as _fronted
 from chat.number_words import margin as _margin
 from chat.number_words import modifiers as _modifiers
@@ -65,7 +71,7 @@ from chat.number_words import per as _per
 from chat.number_words import put_aside as _put_aside
 from chat.number_words import recounted as _recounted
 from chat.number_words import swapped as _swapped
-from chat.numbers import CITED_YEAR, NEAR, NOT_A_VALUE, heading_scale, is_year, normalise, worked_factor
+from chat.numbers import CITED_YEAR, NEAR, NOT_A_VALUE, heading_scale, normalise
 from chat.numbers import GREEK as _GREEK
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
@@ -74,7 +80,6 @@ from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
 from chat.numbers import values as _values
-from chat.numbers import worked_difference as _difference
 from chat.polarity import amount_swapped as _amount_swapped
 from chat.polarity import antonym as _antonym
 from chat.polarity import clause_swapped as _clause_swapped
@@ -92,6 +97,10 @@ from chat.table_comparisons import contradicted as _rows_compared
 from chat.tables import confirms as _table_confirms
 from chat.tables import read_all as _read_tables
 from chat.tables import verdict_of_any as _table_verdict
+from chat.worked import complement as _complement
+from chat.worked import share_of as _share_of
+from chat.worked import worked_difference as _difference
+from chat.worked import worked_factor
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import term_list, terms
 
@@ -408,9 +417,13 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
                 return why
             if decided:
                 continue
+        exact = [v for v in passage_values if _same(v, value)]
+        if value.unit in ("%", "scale") and all(v.unit != value.unit for v in exact):
+            # a bare "35" (age) is not "35%" where the passage gives 35.3%: its roundings count too
+            exact += [v for v in passage_values if v.unit == value.unit and _rounds_to(v, value)]
         stated_as = (
             preset.get(value)
-            or [v for v in passage_values if _same(v, value)]
+            or exact
             # a number in words is exact unless hedged: "four coefficients" is not 3.8231
             or [v for v in passage_values if _rounds_to(v, value) and _roundable(claim_tokens, value)]
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
@@ -439,6 +452,8 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             continue  # a difference the claim works out ("a gain of 4.4 points, from 90.0% to 94.4%")
         if not stated_as and _complement(value, passage_tokens, passage_values, claim):
             continue  # the rest of a whole ("only 36 of the 57 games, so 21 lack a score")
+        if not stated_as and _share_of(claim_tokens, value, claim_values, passage_values):
+            continue  # a share worked out ("28% of the 109 candidates, about 30 of them")
         if not stated_as:
             return f"{value.text} is not in the passage"
         # A bound turned round: "more than 400,000 parameters" for "fewer than 400,000".
@@ -455,6 +470,10 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         name = owner.pop() if len(owner) == 1 else None
         if name and not {t for t in term_list(name) if t.isalpha()} & claim_terms:
             return f"the passage gives {value.text} for {name}"
+        # … and a size glued to a name is that model's ("Qwen2.5-3B": 3B is not Phi-3-mini's)
+        glued = {_glued_to(passage_tokens, v.start) for v in stated_as}
+        if None not in glued and not any(_names_model(claim, g) for g in glued):
+            return f"the passage gives {value.text} for {glued.pop()}"
         # A number labelled by the bracket after it ("from 72% (placebo) to 40%") is that label's.
         # (Only where its sentence gives another such number the label tells apart: "62% (binary
         # classification)" alone says what was measured, not for whom.)
@@ -534,6 +553,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             if label is not None and (claim_names or claim_terms):
                 ours = label in claim_names or bool(set(term_list(label)) & claim_terms)
                 found += NAME_WEIGHT if ours else -NAME_WEIGHT
+            found += NAME_WEIGHT if _names_model(claim, _glued_to(passage_tokens, v.start)) else 0.0
             return found + (WINDOW_WEIGHT if span[0] <= v.start < span[1] else 0.0)
 
         own, stated = max(((score(v), v) for v in stated_as), key=lambda r: r[0])
@@ -555,7 +575,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         rivals = [
             (score(v), v)
             for v in pool
-            if _comparable(v, value)
+            if (_comparable(v, value) or _counts_alike(passage_tokens, v, claim_tokens, value))
             and v not in stated_as
             # the claim's other numbers are not rivals, unless the two are swapped: this one's own
             # words ("5,000 examples") are that number's in the passage and not the stated one's
@@ -603,7 +623,7 @@ def _distinct(item: Owner, items: Iterable[Owner]) -> frozenset[str]:
 _GAINS = re.compile(
     r"\b(?:by|more|less|fewer|higher|lower|better|worse|faster|slower|improv\w*|outperform\w*|gains?|margin|"
     r"advantage|lead|gap|difference|points?|below|above|behind|larger|smaller|greater|"
-    r"ahead|beats?|exceed\w*|surpass\w*|increase\w*|decrease\w*|drops?|reduc\w*)\b",
+    r"ahead|beats?|exceed\w*|surpass\w*|increase\w*|decrease\w*|drops?|reduc\w*|\w{3,}er\s+than)\b",
     re.IGNORECASE,
 )
 
@@ -635,101 +655,6 @@ _CONTRASTS = re.compile(
     r"\b(?:instead|rather|not|unlike|than|original(?:ly)?|replac\w*|previous(?:ly)?|compared)\b",
     re.IGNORECASE,
 )
-
-
-_NOT_LABELS = frozenset(
-    ["ours", "approx", "approximately", "about", "avg", "average", "mean", "median", "total", "overall",
-     "est", "estimated", "resp", "respectively", "range", "sd", "se", "std", "max", "min", "all", "each",
-     "test", "val", "validation", "dev", "train", "training", "top", "best", "baseline"]
-)  # fmt: skip
-
-
-def _other_kind(
-    claim_tokens: Sequence[str],
-    claim_values: Sequence[_Value],
-    tokens: Sequence[str],
-    passage_values: Sequence[_Value],
-    stated_as: Sequence[_Value],
-) -> str | None:
-    """The kind's numeral ("Level I") the sentence of each of ``stated_as`` names, where the claim
-    names another numeral of that kind ("Level II") and that sentence does not; None otherwise."""
-    kinds = {claim_tokens[o.start - 1].lower(): o.value for o in claim_values if o.unit == "name" and o.start}
-    if not kinds:
-        return None
-    said = None
-    for v in stated_as:
-        lo, hi = sentence_at(tokens, v.start)
-        named = [
-            o
-            for o in passage_values
-            if o.unit == "name" and lo < o.start < hi and tokens[o.start - 1].lower() in kinds
-        ]
-        if not named or any(kinds[tokens[o.start - 1].lower()] == o.value for o in named):
-            return None
-        said = said or f"{tokens[named[0].start - 1]} {named[0].text}"
-    return said
-
-
-_REST = re.compile(r"\b(?:not|no|lacks?|lacking|without|remaining|rest|others?|left|missing|only)\b", re.I)
-
-
-def _complement(value: _Value, tokens: Sequence[str], found: Sequence[_Value], claim: str) -> bool:
-    """``value`` is a whole count less a part the passage gives near it (162 publications, 119 of
-    which do not: 43 do), where the claim or the part's words say the rest."""
-    if not value.value.is_integer() or value.unit not in ("", "word"):
-        return False
-    counts = [v for v in found if not v.unit and v.value.is_integer() and not is_year(v)]
-    for whole in counts:
-        for part in counts:
-            if 0 < abs(part.start - whole.start) <= 2 * NEAR and whole.value - part.value == value.value:
-                said = " ".join(tokens[part.start : part.start + 6])
-                if _REST.search(claim) or _REST.search(said):
-                    return True
-    return False
-
-
-def _beside(tokens: Sequence[str], found: Sequence[_Value], v: _Value) -> bool:
-    """Whether the sentence of ``v`` gives another number of its kind."""
-    lo, hi = sentence_at(tokens, v.start)
-    return any(w.start != v.start and lo <= w.start < hi and _comparable(w, v) for w in found)
-
-
-def _label_after(tokens: Sequence[str], at: int) -> str | None:
-    """The label a bracket right after the number at word ``at`` gives it ("72% (placebo)", "(control
-    group)"): one or two words, no number in them; None when there is none."""
-    if at + 1 >= len(tokens) or not tokens[at + 1].startswith("(") or tokens[at].endswith((",", ";", ".")):
-        return None
-    words = []
-    for tok in tokens[at + 1 : at + 3]:
-        words.append(tok.strip("(),.;:"))
-        if ")" in tok:
-            break
-    else:
-        return None
-    if any(not re.fullmatch(r"[A-Za-z][A-Za-z-]{2,}", w) for w in words) or words[0].lower() in _NOT_LABELS:
-        return None
-    return " ".join(words)
-
-
-def _bracketed_for(tokens: Sequence[str], at: int, text: str, claim_names: set[str]) -> str | None:
-    """The name right before the bracket the number at word ``at`` opens ("VGG-19 (19.6 billion"),
-    or None; None too when the bracket names items of its own that the claim names ("LLM (74.4% to
-    82.1% on GSM8K, …)": the claim may call the model otherwise)."""
-    if at < 1 or not tokens[at].startswith("("):
-        return None
-    names = {_fold(n) for n in _names(text)}
-    before = tokens[at - 1].strip(".,;:\"'")
-    if not before or _fold(before) not in names:
-        return None
-    if at >= 2 and _values(tokens[at - 2])[1]:
-        return None  # a count's breakdown ("24 Upworkers (9 male, 1 non-binary, 14 female)")
-    labels = set()  # the bracket's items, each named "on" or "for" after its number
-    for prev, tok in zip(tokens[at : at + 40], tokens[at + 1 : at + 41], strict=False):
-        if prev.lower() in ("on", "for"):
-            labels.add(_fold(tok.strip(".,;:()[]\"'")))
-        if tok.rstrip(".,;:").endswith(")"):
-            break
-    return None if labels & names & claim_names else before
 
 
 def _sentence_terms(text: str, at: int, reach: int = 2 * NEAR) -> set[str]:

@@ -38,8 +38,10 @@ def entities(
     topic = _topic(window, passage, lead)  # the title runs into the first sentence: not read for this
     passage = f"{title} {lead} {passage}"
     window_names = _names(window, anywhere=True)
-    claim_names = _names(claim)
     every = _names(claim, anywhere=True)
+    # (a sentence's first word is a name when it is written as one: "Phi-3-mini QLoRA is …")
+    claim_names = [n for n in every if not _plain(n) or n in _names(claim)]
+    first_only = set(claim_names) - set(_names(claim))
     extra = [
         m
         for m in window_names
@@ -66,11 +68,19 @@ def entities(
         if _holds_name(window, name) or _listed_short(window, name, claim):
             continue
         parts = set(_parts(name))
-        kin = [m for m in window_names if _fold(m) != _fold(name) and parts & set(_parts(m))]
+        kin = [
+            m
+            for m in window_names
+            if _fold(m) != _fold(name)
+            and parts & set(_parts(m))
+            and not any(_fold(m) == _fold(n) for n in every)  # the claim names it too
+            # (a sentence's first word: the passage's "PaSa" here, its "PaSa-7B" elsewhere)
+            and not (name in first_only and set(_parts(m)) < parts and _stands_alone(passage, name))
+        ]
         if kin:
             return f"the passage says {kin[0]} here, not {name}"
-        if _joined_from(name, claim, window, passage):
-            continue
+        if _joined_from(name, claim, window, passage) or name in first_only:
+            continue  # (a sentence's first word is held only against kindred names)
         if not _plain(name) and len(extra) == 1 and share >= SWAP_SHARE:  # one name in its place
             return f"the passage says {extra[0]} here, not {name}"
         if (
@@ -92,6 +102,11 @@ def entities(
         ):
             return f"{name} is not named in the passage"
     return None
+
+
+def _stands_alone(text: str, name: str) -> bool:
+    """``text`` writes ``name`` as a name of its own ("BLEU-1", not inside "Q-BLEU-1")."""
+    return bool(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE))
 
 
 def _ours(name: str, claim: str, window: str) -> bool:
@@ -119,7 +134,21 @@ def _unheard(name: str, passage: str) -> bool:
         and not stems & terms(passage)
         and not any(w.lower().startswith(folded[:5]) for w in re.findall(r"[A-Za-z]{5,}", passage))
         and folded not in _REFERENCES
+        and not _demonym_of(name, passage)
     )
+
+
+def _demonym_of(name: str, passage: str) -> bool:
+    """A people's or language's adjective ("Swedish", "Chinese") whose place the passage names
+    ("Sweden", "China"): they share all but the place's last two letters, four at least."""
+    if not re.fullmatch(r"[A-Z][a-z]{3,}(?:ish|ese|ian|an|i)", name):
+        return False
+    for place in set(re.findall(r"\b[A-Z][a-z]{3,}\b", passage)):
+        a, b = place.lower(), name.lower()
+        shared = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        if shared >= max(4, len(place) - 2):
+            return True
+    return False
 
 
 # References and dates are no names a passage must state

@@ -751,6 +751,11 @@ def stated_together(claim: str, passage: str) -> set[int]:
             )
         ):
             out |= {m.start for m in mine}
+    # … and the two counts of a ratio the passage states ("Of 228 patients …, 121 had malaria")
+    stated = ratios(passage)
+    for n, m, _ in ratios(claim):
+        if any(same(n, a) and same(m, b) for a, b, _ in stated):
+            out |= {n.start, m.start}
     return out
 
 

@@ -12,25 +12,41 @@ from chat.numbers import GREEK, NEAR, Value, comparable, in_table, tokens
 from retrieval.evidence import term_list
 
 
-def context(words: Sequence[str], at: int, reach: tuple[int, int] | None = None) -> dict[str, float]:
+def context(
+    words: Sequence[str], at: int, reach: tuple[int, int] | None = None, aside: int = 0
+) -> dict[str, float]:
     """Stemmed content words near position ``at``, weighted by closeness, within ``reach`` (the
-    words between a rival number's clause and the next's: see :func:`reach`)."""
+    words between a rival number's clause and the next's: see :func:`reach`); the ``aside`` words
+    right after it (its bracket, "35.3% (95% CI 27.7-42.8) of new patients") put nothing further."""
     out: dict[str, float] = {}
     lo, hi = reach or (0, len(words))
-    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + 1, len(words))
+    lo, hi = max(lo, at - NEAR), min(hi, at + NEAR + aside + 1, len(words))
     for i in range(lo, hi):
         if i == at:
             continue
+        gap = abs(i - at) - (aside if i > at + aside else 0)
         for t in map(unabbreviated, term_list(words[i].translate(GREEK))):
-            out[t] = max(out.get(t, 0.0), 1.0 / (1 + abs(i - at)))
+            out[t] = max(out.get(t, 0.0), 1.0 / (1 + gap))
     return out
+
+
+def _aside(toks: Sequence[str], at: int) -> int:
+    """The words of a bracket with a number in it right after the number at word ``at`` ("(95% CI
+    27.7-42.8)", "(SD 4.2)"), or 0."""
+    if at + 1 >= len(toks) or not toks[at + 1].startswith("(") or toks[at].endswith((",", ";", ".")):
+        return 0
+    for j in range(at + 1, min(len(toks), at + 9)):
+        if ")" in toks[j]:
+            inside = " ".join(toks[at + 1 : j + 1])
+            return j - at if re.search(r"\d", inside) and inside.count("(") == 1 else 0
+    return 0
 
 
 def joint_context(text: str, words: Sequence[str], values: Sequence[Value], v: Value) -> dict[str, float]:
     """:func:`context` of ``v``, and of the numbers it makes one statement with (the other end of its
     range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
     span = reach(text, values, v)
-    out = context(words, v.start, span)
+    out = context(words, v.start, span, _aside(tokens(text), v.start))
     for a, b in partners(text):
         if a == v.start:
             for t, w in context(words, b, span).items():

@@ -54,6 +54,15 @@ _BOUNDS = {
 }
 
 
+def counts_alike(tokens: Sequence[str], v: _Value, claim_tokens: Sequence[str], mine: _Value) -> bool:
+    """A count glued to its noun ("a 30-query benchmark") and the claim's count of that noun ("109
+    queries"): rivals, though a modifier is otherwise compared only with its like."""
+    if v.unit != "-" or mine.unit != "" or not mine.value.is_integer():
+        return False
+    noun = set(term_list(tokens[v.start].partition("-")[2]))
+    return bool(noun) and noun <= attached(claim_tokens, mine.start)
+
+
 def bound(tokens: Sequence[str], at: int) -> tuple[int, str]:
     """Which way the words before the number at word ``at`` bound it ("more than 130 million": 1,
     "fewer than 400,000": -1, else 0), with those words."""

@@ -14,7 +14,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 NEAR = 6  # words either side of a number that bind it
 
@@ -114,6 +113,8 @@ def normalise(text: str) -> tuple[str, list[int]]:
         folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
         if char == "’" and text[i - 1 : i] == "n" and text[i + 1 : i + 2] == "t":
             folded = "'"  # "doesn’t" is a negation as "doesn't" is
+        if (char == "{" and text[i : i + 3] == "{,}") or (char == "}" and text[i - 2 : i + 1] == "{,}"):
+            folded = ""  # LaTeX's thousands separator: "2{,}200" is "2,200"
         if "\U0001d400" <= char <= "\U0001d7ff" and text[i + 1 : i + 2].isalpha():
             folded += " "  # a math letter set against the word after it ("19𝑀parameters")
         out.append(folded)
@@ -268,8 +269,10 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             elif not unit and m.end() == len(token) and (shared := shared_scale(toks, i)):
                 value, unit, raw = value * _SCALE_WORDS[shared], "scale", f"{raw} {shared}"
             prefix = f"{before} {token[: m.start()]}"
-            if _INTERVAL.search(prefix) or (
-                ranged and i and _ELIDED_INTERVAL.match(toks[i - 1]) and toks[i - 1].startswith("(")
+            if (
+                _INTERVAL.search(prefix)
+                or (ranged and i and _ELIDED_INTERVAL.match(toks[i - 1]) and toks[i - 1].startswith("("))
+                or (m is found[0] and _bounds_of(toks, i, found_values, len(words)))
             ):
                 interval = True
             if interval:
@@ -286,7 +289,7 @@ def values(text: str) -> tuple[list[str], list[Value]]:
                     found_values[-1] = Value(previous.value, unit, previous.start, previous.text + raw[-1])
                 unit = "±"
             found_values.append(Value(value, unit, len(words), raw))
-        if interval and (not found or re.search(r"[)\]]|;$", token)):
+        if interval and ((not found and word not in ("to", "-", "–")) or re.search(r"[)\]]|;$", token)):
             interval = False  # the interval closes with its bracket (or with words)
         if not found and words and words[-1] in KINDS and word in _ROMAN and token[:1].isupper():
             found_values.append(Value(_ROMAN[word], "name", len(words), token.strip(".,;:()[]\"'")))
@@ -309,6 +312,18 @@ def values(text: str) -> tuple[list[str], list[Value]]:
             found_values.append(Value(spelled, "-" if glued else "word", len(words), word))
         words.append(word)
     return words, [v for v in found_values if not math.isnan(v.value)]
+
+
+def _bounds_of(toks: Sequence[str], i: int, found: Sequence[Value], at: int) -> bool:
+    """A bracketed range right after a number that lies within it ("0.27 [0.14-0.55]", "0.59 (0.23
+    to 1.47, …)"): that number's interval, as if "95% CI" stood before it."""
+    if not toks[i].startswith(("(", "[")) or not found or found[-1].start != at - 1:
+        return False
+    text = toks[i] if RANGE.search(toks[i]) else " ".join(toks[i : i + 3])
+    if not RANGE.search(text) and not re.fullmatch(r"\S+ to \S+", text):
+        return False
+    bounds = [float(b.replace(",", "")) for b in re.findall(r"\d[\d,]*(?:\.\d+)?", text)[:2]]
+    return len(bounds) == 2 and bounds[0] < found[-1].value < bounds[1]
 
 
 def shared_scale(toks: Sequence[str], i: int) -> str | None:
@@ -433,14 +448,36 @@ _MEASURES = {spelling: unit for unit, spellings in _MEASURE_SPELLINGS.items() fo
 def measure(tokens: Sequence[str], at: int) -> str | None:
     """The unit of measurement written after the number at word ``at`` ("734 nm", "70mm"), or None."""
     glued = re.match(r"[\d.,]+([A-Za-zμ″°]+)$", tokens[at].strip(".,;:()[]"))
-    word = glued.group(1) if glued else (tokens[at + 1] if at + 1 < len(tokens) else "")
+    word = glued.group(1) if glued else _word_after(tokens, at)
     return _MEASURES.get(word.strip(".,;:()[]").lower())
 
 
+def _word_after(tokens: Sequence[str], at: int) -> str:
+    """The word after the number at ``at``, past a bracket of numbers ("68 (16-156) weeks")."""
+    after = at + 1
+    if after < len(tokens) and re.fullmatch(r"\([\d.,\s–-]+\)", tokens[after]):
+        after += 1
+    return tokens[after] if after < len(tokens) else ""
+
+
 def other_measures(a_tokens: Sequence[str], a: Value, b_tokens: Sequence[str], b: Value) -> bool:
-    """Whether the two numbers are given in different units of measurement."""
+    """Whether the two numbers are given in different units of measurement, or one in a unit and
+    the other as a count of things ("68 weeks in 43 patients")."""
     unit_a, unit_b = measure(a_tokens, a.start), measure(b_tokens, b.start)
-    return unit_a is not None and unit_b is not None and unit_a != unit_b
+    if unit_a is not None and unit_b is not None:
+        return unit_a != unit_b
+    if unit_a is not None:
+        return _counted(b_tokens, b.start)
+    return unit_b is not None and _counted(a_tokens, a.start)
+
+
+_NOT_COUNTED = frozenset(["was", "has", "does", "this", "thus", "its", "less", "plus", "across", "versus"])
+
+
+def _counted(tokens: Sequence[str], at: int) -> bool:
+    """The number at ``at`` counts the thing named after it ("43 patients")."""
+    word = _word_after(tokens, at).strip(".,;:()[]")
+    return bool(re.fullmatch(r"[a-z]{3,}s", word)) and word not in _NOT_COUNTED and word not in _MEASURES
 
 
 _OWN_KINDS = frozenset(["±", "ci", "time", "name"])
@@ -454,41 +491,3 @@ def in_table(found: Sequence[Value], v: Value) -> bool:
         other.start for other in found if abs(other.start - v.start) <= NEAR and other.unit not in _BESIDE
     ]
     return len(near) >= 4 and len(set(near)) >= 3
-
-
-def worked_difference(value: Value, claim_values: Sequence[Value], passage_values: Sequence[Value]) -> bool:
-    """``value`` is, as precisely as the claim gives it, the difference between a number the claim
-    states and another the passage gives near it ("0.61382, roughly 0.03 below the default" for
-    0.64206; "about five points" for 5.27)."""
-    if value.unit not in ("", "%", "word", "scale"):
-        return False
-    measures = [a for a in passage_values if a.unit in ("", "%", "scale")]  # "25B … 15B" gaps 10 billion
-    mine = [a for a in measures if any(same(a, c) for c in claim_values if c is not value)]
-    # … or between two numbers of prose near each other, when the claim states neither ("a gain of
-    # 0.14 AUROC" for "from 0.81 … to 0.95"); never between a table's cells, whose gaps are many
-    prose = [a for a in measures if not in_table(passage_values, a)] if not mine else []
-    for a in mine or prose:
-        for b in passage_values if mine else prose:
-            if b is a or abs(a.start - b.start) > 2 * NEAR or not comparable(a, b):
-                continue
-            places = max(len(x.text.rstrip("%kKMBT").partition(".")[2]) for x in (a, b))
-            gap = round(abs(a.value - b.value), places)
-            said = Value(gap, "", value.start, f"{gap:.{places}f}")
-            if same(said, value) or rounds_to(said, value):
-                return True
-    return False
-
-
-def worked_factor(tokens: Sequence[str], value: Value, claim_values: Sequence[Value]) -> bool:
-    """``value`` is a factor in words ("five times") that two other numbers of the claim work out to:
-    at least that when hedged upwards ("more than five times"), else that when rounded."""
-    if tokens[value.start + 1 : value.start + 2] != ["times"]:
-        return False
-    before = " ".join(tokens[max(0, value.start - 2) : value.start])
-    above = bool(re.search(r"\b(?:more than|over)$", before, re.IGNORECASE))
-    measures = [v for v in claim_values if v is not value and v.unit in ("", "%") and v.value > 0]
-    for a, b in combinations(measures, 2):
-        ratio = max(a.value, b.value) / min(a.value, b.value)
-        if ratio >= value.value if above else round(ratio) == value.value:
-            return True
-    return False

@@ -102,8 +102,9 @@ _OPPOSITES = """
     same different, independent joint, easy harder, easier harder, success fail, include exclude,
     before after, early later, earlier later, major minor, maximum minimum, open closed,
     largest smallest, highest lowest, largest lowest, highest smallest, biggest smallest,
-    most fewest, validation test
-"""  # (a validation figure is not a test figure, and the other way round)
+    most fewest, validation test, retrospective prospective, acute chronic, benign malignant,
+    inpatient outpatient, urban rural
+"""  # (a validation figure is not a test figure, and the other way round; nor a study's design)
 # Each pair a word and its opposite, stemmed as the lexical tokenizer stems ("before" is "befor"):
 # written as stems, a pair the tokenizer never makes would never fire.
 _ANTONYMS = [
@@ -279,7 +280,29 @@ def placed_swapped(claim: str, passage: str) -> tuple[str, str] | None:
 def opposed(claim: str, window: str) -> bool:
     """The claim compares one way, the passage's sentence only the other way."""
     mine, theirs = _directions(claim), _directions(window)
-    return len(mine) == 1 and bool(theirs) and not mine & theirs
+    return len(mine) == 1 and bool(theirs) and not mine & theirs and not _turned_round(claim, window)
+
+
+def _turned_round(claim: str, window: str) -> bool:
+    """The claim's two compared sides stand in the sentence in the other order: "A is 17 points
+    below B" says what "B surpasses A by 17 points" says (each side named once in each, and
+    neither sentence passive)."""
+    shared = [n for n in dict.fromkeys(names(claim, anywhere=True)) if holds_name(window, n)]
+    sides = _compared(claim, shared)
+    if sides is None or _passive(claim, *sides) or _passive(window, *sides):
+        return False
+    if any(_FRONTED_AGAINST.search(t) for t in (claim, window)):
+        return False  # "Compared to A, B is …": a side fronted (sides_swapped's)
+    at = [[_words_at(text, n) for n in sides] for text in (claim, window)]
+    if any(len(found) != 1 for pair in at for found in pair):
+        return False
+    (a, b), (c, d) = ((x[0], y[0]) for x, y in at)
+    return (a < b) != (c < d)
+
+
+def _words_at(text: str, name: str) -> list[int]:
+    """Where ``name`` stands in ``text`` as a word of its own ("SAM2", not in "SAM2S")."""
+    return [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE)]
 
 
 _SPEEDUP = re.compile(r"\bspeed[- ]up\b", re.IGNORECASE)  # "a 2x speed up over HTML": one comparative

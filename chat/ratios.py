@@ -4,6 +4,7 @@ their share, and a claim's percentage checked against them (:mod:`chat.claims`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from chat.numbers import Value, same, tokens, values
@@ -26,6 +27,27 @@ def ratios(text: str) -> list[tuple[Value, Value, Value]]:
                 share = Value(100 * n.value / m.value, "%", n.start, f"{n.text} {' '.join(joiner)} {m.text}")
                 out.append((n, m, share))
                 break
+    return out + _fronted(toks, counts)
+
+
+_WHOLE = re.compile(r"(?:of|among)(?: the(?: total of)?| all| these| those)?", re.IGNORECASE)
+
+
+def _fronted(toks: Sequence[str], counts: dict[int, Value]) -> list[tuple[Value, Value, Value]]:
+    """A whole fronted before its part ("Of the 228 patients with fever, 121 (53%) had malaria"): the
+    part is the first count after the clause break that follows the whole."""
+    out = []
+    for m in counts.values():
+        lead = next(
+            (k for k in range(max(0, m.start - 4), m.start) if _WHOLE.fullmatch(" ".join(toks[k : m.start]))),
+            None,
+        )
+        if lead is None or (lead and toks[lead - 1][-1] not in ".,;:"):
+            continue  # "Of" opens the sentence or a clause
+        brk = next((j for j in range(m.start, min(len(toks), m.start + 10)) if toks[j][-1] in ",;:"), -1)
+        n = counts.get(brk + 1) if brk >= 0 and toks[brk][-1] == "," else None
+        if n is not None and 0 < n.value < m.value:
+            out.append((n, m, Value(100 * n.value / m.value, "%", n.start, f"{n.text} of {m.text}")))
     return out
 
 

@@ -85,6 +85,8 @@ def read(text: str) -> Table | None:
     table = _labelled(toks, at, runs)
     filled = with_empty_cells(toks, at, runs)
     full = _labelled(toks, *filled) if filled else None
+    if full is not None and all(_spaced_range(row) for row in full.rows):
+        full = None  # "currents of 20 – 40 pA … range of 80 – 200 mrad": ranges, not empty cells
     if full is not None and table is not None and _same_shape(full, table):
         # rows with empty cells too, under the header read without them (a longer first row may take
         # a group's name for a heading)
@@ -98,6 +100,12 @@ def read(text: str) -> Table | None:
     if not table.columns:
         return table
     return Table(table.rows, table.columns, tuple(_spelled_out(text, c) for c in table.columns))
+
+
+def _spaced_range(row: Row) -> bool:
+    """A row that reads as a range with a spaced dash ("20 – 40"): a low, an empty cell, a high."""
+    cells = row.cells
+    return len(cells) == 3 and cells[1].unit == "empty" and cells[0].value < cells[2].value
 
 
 def _scaled(toks: Sequence[str], rows: Sequence[Row]) -> tuple[Row, ...]:

@@ -7,7 +7,8 @@ import pytest
 
 from chat.claims import check_claim, check_claims
 from chat.names import holds_name
-from chat.numbers import tokens, values, worked_factor
+from chat.numbers import tokens, values
+from chat.worked import worked_factor
 from retrieval.embedder import Embedder
 
 HEADS = (
