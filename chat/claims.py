@@ -58,9 +58,11 @@ from chat.number_owners import glued_to as _glued_to
 from chat.number_owners import label_after as _label_after
 from chat.number_owners import names_model as _names_model
 from chat.number_owners import other_kind as _other_kind
+from chat.number_owners import parallel_for as _parallel_for
 from chat.number_words import GENERIC as _GENERIC
 from chat.number_words import HEDGES as _HEDGES
 from chat.number_words import agree as _agree
+from chat.number_words import approximates as _approximates
 from chat.number_words import attached as _attached
 from chat.number_words import bound as _bound
 from chat.number_words import counts_alike as _counts_alike
@@ -75,7 +77,9 @@ from chat.numbers import CITED_YEAR, NEAR, NOT_A_VALUE, heading_scale, normalise
 from chat.numbers import GREEK as _GREEK
 from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
+from chat.numbers import counts_a_thing as _counts_a_thing
 from chat.numbers import in_table as _in_table
+from chat.numbers import p_value as _p_value
 from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
 from chat.numbers import tokens as _tokens
@@ -101,6 +105,7 @@ from chat.worked import complement as _complement
 from chat.worked import share_of as _share_of
 from chat.worked import worked_difference as _difference
 from chat.worked import worked_factor
+from chat.worked import years_apart as _years_apart
 from retrieval.embedder import Embedder, EmbedderError
 from retrieval.evidence import term_list, terms
 
@@ -408,6 +413,12 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             continue
         if value.unit == "word" and worked_factor(claim_tokens, value, claim_values):
             continue  # "56.60 … more than five times the human score of 9.61"
+        gaps = _years_apart(claim_tokens, value, claim_values, passage_values)
+        if value.value in gaps:
+            continue  # "in 1977, nine years before the ARGUS observation" (in 1986)
+        if gaps:
+            apart = ", ".join(f"{g:g}" for g in sorted(gaps))
+            return f"the passage's years are {apart} apart, not {value.text}"
         if value.unit == "word" and _GAINS.search(claim) and _difference(value, claim_values, passage_values):
             continue  # "beats TextBlob by about five points, 62.77 against 57.50"
         span = _span_words(passage, (own_windows or {}).get(value.start, window))
@@ -426,6 +437,7 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             or exact
             # a number in words is exact unless hedged: "four coefficients" is not 3.8231
             or [v for v in passage_values if _rounds_to(v, value) and _roundable(claim_tokens, value)]
+            or [v for v in passage_values if _approximates(claim_tokens, value, v)]
             # a percentage said as a ratio ("1 in 5" for "roughly 20%"), when nothing states it
             or [v for v in passage_shares if value.unit == "%" and rounds_from(v, value)]
             or _in_scaled_heading(passage, passage_values, value)
@@ -448,7 +460,12 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             continue
         if not stated_as and _version(claim_tokens, value.start, passage):
             continue  # a version of a name ("SQuAD 1.1" for "SQuAD1.1"), not a value
-        if not stated_as and _GAINS.search(claim) and _difference(value, claim_values, passage_values):
+        margin = (_margin(claim_tokens, value.start) or _gap_said(claim_tokens, value.start)) and not tables
+        if (
+            not stated_as
+            and _GAINS.search(claim)
+            and _difference(value, claim_values, passage_values, margin=margin)
+        ):
             continue  # a difference the claim works out ("a gain of 4.4 points, from 90.0% to 94.4%")
         if not stated_as and _complement(value, passage_tokens, passage_values, claim):
             continue  # the rest of a whole ("only 36 of the 57 games, so 21 lack a score")
@@ -465,6 +482,11 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         other_kind = _other_kind(claim_tokens, claim_values, passage_tokens, passage_values, stated_as)
         if other_kind:
             return f"the passage gives {value.text} for {other_kind}"
+        # A number of one of two parallel sentences, said of the other's ("in boys … 14.1 minutes").
+        parallel = _parallel_for(claim, passage_tokens, stated_as)
+        if parallel:
+            own_word, claim_word = _word(parallel[0], passage), _word(parallel[1], claim)
+            return f"the passage gives {value.text} for {own_word!r}, not {claim_word!r}"
         # A number in brackets after a name is that name's ("18% of VGG-19 (19.6 billion FLOPs)").
         owner = {_bracketed_for(passage_tokens, v.start, passage, claim_names) for v in stated_as}
         name = owner.pop() if len(owner) == 1 else None
@@ -537,7 +559,9 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             claim_mods: dict[str, set[float]] = claim_mods,
             span: tuple[int, int] = span,
         ) -> float:
-            found = _binding(claim_ctx, _joint_context(passage, passage_words, passage_values, v))
+            found = _binding(
+                claim_ctx, _joint_context(passage, passage_words, passage_values, v, passage=True)
+            )
             theirs = _attached(passage_tokens, v.start) - shared
             if attached and theirs:  # how far the two say the same ("BLEU score" and "BLEU": much)
                 found += ATTACH_WEIGHT * 2 * len(attached & theirs) / (len(attached) + len(theirs))
@@ -591,8 +615,13 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             )
             and v not in not_rivals
             and v not in ends
-            # a count in words rivals counts: 33.2 counts nothing ("twelve shots" against "12-shot")
-            and (value.unit != "word" or v.value.is_integer())
+            # a count rivals counts: 33.2 counts nothing ("twelve shots" against "12-shot", "136
+            # people" against an odds ratio of 0.32)
+            and (
+                v.value.is_integer() or not (value.unit == "word" or _counted(claim_tokens, value, stated_as))
+            )
+            # a P value rivals P values only ("24 days" against "P = 0.657")
+            and _p_value(passage_tokens, v.start) == _p_value(claim_tokens, value.start)
             # a margin ("by more than 2.0 BLEU") is no rival of a level ("a BLEU score of 28.4")
             and _margin(passage_tokens, v.start) == _margin(claim_tokens, value.start)
             # a spelled number rivals a written one only about the same thing: "three different ways"
@@ -636,6 +665,21 @@ def _in_scaled_heading(passage: str, passage_values: Sequence[_Value], value: _V
     return [
         v for v in passage_values if not v.unit and math.isclose(v.value * scale, value.value, rel_tol=1e-6)
     ]
+
+
+_GAP_SAID = re.compile(r"(?:\S+\s+){0,2}(?:\w{3,}er|more|less|fewer)\s+than\b", re.IGNORECASE)
+
+
+def _gap_said(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is a gap said with a comparative ("about 5.8 points larger than")."""
+    return bool(_GAP_SAID.match(" ".join(tokens[at + 1 : at + 5])))
+
+
+def _counted(tokens: Sequence[str], value: _Value, stated_as: Sequence[_Value]) -> bool:
+    """``value`` is a whole count of the thing named after it ("136 people"), as the passage states
+    it ("about 89 kbits" for 89.25 is a measure rounded)."""
+    whole = value.value.is_integer() and all(v.value.is_integer() for v in stated_as)
+    return not value.unit and whole and _counts_a_thing(tokens, value.start)
 
 
 def _roundable(tokens: Sequence[str], value: _Value) -> bool:

@@ -53,6 +53,8 @@ _COMMON_CAPITALS = frozenset(
         "when",
         "while",
         "which",
+        "id",  # an identifier ("photo-ID"), not a name
+        "ids",
     ]
 )
 

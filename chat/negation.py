@@ -32,10 +32,14 @@ _NEGATION = re.compile(
     r"|(?-i:(?<=No)\s+[A-Z]))"
     # ("except that X" says X: "… except that Table 4 reports 87.5%", a clause, not an exclusion)
     r"|\b(?:never|neither|nor|without|except(?!\s+that\b)|apart from|cannot|fails? to|failed to|none"
-    r"|unable)\b|n't\b"
+    r"|unable|(?:falls?|fell|falling) short)\b|n't\b"
     # a predicate denied by its prefix: "independent of" is "does not depend on"; "the absence of" a
     # thing is "no" thing
     r"|\b(?:independent|irrespective|regardless)\s+of\b|\b(?:absence|lack)\s+of\b|\b(?:lacks|lacking)\b"
+    # groups found alike differ in nothing: "stays were similar in the two groups" is "no difference
+    # in stays between the groups" (not any likeness: "similar for mild preeclampsia", "similar to")
+    r"|\b(?:similar|comparable|alike)\s+(?:in|between|across|among)\s+(?:the\s+)?"
+    r"(?:two|both|three|all|groups?|arms?|cohorts?)\b"
     # a contrast ("unlike methods that …", "contrasts previous works that …"): see _CONTRAST
     r"|\b(?:unlike|in contrast (?:to|with)|contrasts?(?: with)?|as opposed to|different from)\b"
     # what is left to future work is not done ("we leave X to future work")

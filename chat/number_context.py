@@ -42,16 +42,44 @@ def _aside(toks: Sequence[str], at: int) -> int:
     return 0
 
 
-def joint_context(text: str, words: Sequence[str], values: Sequence[Value], v: Value) -> dict[str, float]:
+def joint_context(
+    text: str, words: Sequence[str], values: Sequence[Value], v: Value, *, passage: bool = False
+) -> dict[str, float]:
     """:func:`context` of ``v``, and of the numbers it makes one statement with (the other end of its
-    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest."""
+    range, the other count of its ratio: "11 out of 12 participants"), each word at its closest; in
+    a ``passage``, the end of a change has its start's subject too."""
     span = reach(text, values, v)
-    out = context(words, v.start, span, _aside(tokens(text), v.start))
+    toks = tokens(text)
+    out = context(words, v.start, span, _aside(toks, v.start))
     for a, b in partners(text):
         if a == v.start:
             for t, w in context(words, b, span).items():
                 out[t] = max(out.get(t, 0.0), w)
+    # the end of a change has the subject of its start: "time in boys increased from 8.6 minutes at
+    # age 6 to 7 years, to 13.2 minutes" (the words before "from", not those after the start)
+    for start in _changed_from(toks, values, v) if passage else []:
+        for t, w in context(words, start.start, (max(0, start.start - NEAR), start.start)).items():
+            out[t] = max(out.get(t, 0.0), w)
     return out
+
+
+def _changed_from(toks: Sequence[str], values: Sequence[Value], v: Value) -> list[Value]:
+    """The number a change ends in ``v`` from: "from 8.6 minutes …, to 13.2 minutes" (within a
+    dozen words, the same unit word after both)."""
+    if not v.start or toks[v.start - 1].lower() != "to":
+        return []
+    unit = toks[v.start + 1].lower().strip(".,;:") if v.start + 1 < len(toks) else ""
+    return [
+        a
+        for a in values
+        if 0 < v.start - a.start <= 2 * NEAR
+        and a.start
+        and toks[a.start - 1].lower() == "from"
+        and a.unit == v.unit
+        and comparable(a, v)
+        and a.start + 1 < len(toks)
+        and toks[a.start + 1].lower().strip(".,;:") == unit
+    ]
 
 
 def reach(text: str, values: Sequence[Value], v: Value, *, prose: bool = False) -> tuple[int, int]:

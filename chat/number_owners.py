@@ -9,8 +9,9 @@ import re
 from collections.abc import Sequence
 
 from chat.names import fold, names
-from chat.number_binding import sentence_at
+from chat.number_binding import sentence_at, sentence_spans
 from chat.numbers import Value, comparable, values
+from retrieval.evidence import term_list
 
 _NOT_LABELS = frozenset(
     ["ours", "approx", "approximately", "about", "avg", "average", "mean", "median", "total", "overall",
@@ -98,3 +99,31 @@ def glued_to(tokens: Sequence[str], at: int) -> str | None:
     """The name a model size at word ``at`` is glued to ("Qwen2.5" of "Qwen2.5-3B"), or None."""
     found = re.fullmatch(r"([A-Za-z][\w.]*(?:-[\w.]+)*?)-\d[\d.]*[BMK]", tokens[at].strip(".,;:()[]"))
     return found.group(1) if found else None
+
+
+def _said(tokens: Sequence[str]) -> set[str]:
+    return {t for t in term_list(" ".join(tokens)) if not any(c.isdigit() for c in t)}
+
+
+def parallel_for(claim: str, tokens: Sequence[str], stated_as: Sequence[Value]) -> tuple[str, str] | None:
+    """Where each of ``stated_as`` stands in one of two parallel sentences, told apart by a word or
+    three ("Mean endurance time in boys increased … to 14.1 minutes." beside "… in girls …"), and
+    the claim says the other sentence's word and not this one's: (this word, the claim's word)."""
+    spans = sentence_spans(tokens)
+    said = [_said(tokens[lo:hi]) for lo, hi in spans]
+    mine = set(term_list(claim))
+    verdict = None
+    for v in stated_as:
+        at = next(i for i, (lo, hi) in enumerate(spans) if lo <= v.start < hi)
+        for i, other in enumerate(said):
+            own, theirs = said[at] - other, other - said[at]
+            shared = len(said[at] & other)
+            parallel = (
+                i != at and 0 < len(own) <= 3 and 0 < len(theirs) <= 3 and shared >= max(3, 2 * len(own))
+            )
+            if parallel and theirs & mine and not own & mine:
+                verdict = (min(own), min(theirs & mine))
+                break
+        else:
+            return None
+    return verdict

@@ -76,6 +76,31 @@ def bound(tokens: Sequence[str], at: int) -> tuple[int, str]:
     return 0, ""
 
 
+# Words that say a number is rounded ("roughly 3,400"), beside the HEDGES that also bound it.
+_ABOUT = frozenset(["about", "around", "nearly", "almost", "roughly", "approximately", "some", "circa"])
+
+
+def approximates(tokens: Sequence[str], value: _Value, v: _Value) -> bool:
+    """``v`` said as the round number ``value``: hedged, within half of the last place ``value``
+    gives ("roughly 3,400" for 3,414, "nearly 29,000" for 28716: counts, not percentages, which
+    :func:`chat.numbers.rounds_to` reads by their decimals), or bounded on the bound's side, within
+    that place ("under 40 minutes" for 38, "more than half a million" for 532,346)."""
+    if not value.value.is_integer() or value.value <= 0 or not _comparable(v, value) or _same(v, value):
+        return False
+    digits = str(int(value.value))
+    step = 10.0 ** (len(digits) - len(digits.rstrip("0")))
+    first = value.start  # where a number of words begins ("half a million")
+    while first > max(0, value.start - 3) and tokens[first].lower() != value.text.split()[0].lower():
+        first -= 1
+    side, _ = bound(tokens, first)
+    if side:
+        return 0 < side * (v.value - value.value) <= step
+    before = tokens[first - 1].lower() if first else ""
+    hedged = before in _ABOUT or tokens[value.start].startswith(("~", "≈"))
+    counts = value.unit in ("", "scale", "word") and value.value >= 100
+    return hedged and counts and step >= 10 and abs(v.value - value.value) <= step / 2
+
+
 def put_aside(tokens: Sequence[str], at: int) -> bool:
     """The number at word ``at`` is the one put aside ("16 instead of 20")."""
     return at >= 2 and " ".join(tokens[at - 2 : at]).lower() in IN_PLACE_OF

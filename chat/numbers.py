@@ -20,7 +20,8 @@ NEAR = 6  # words either side of a number that bind it
 # A unit written onto its number ("300GB/sec", "8GB", "10ms"): the number is read, the unit is a word.
 _GLUED_UNIT = (
     r"(?:[KMGTP]i?B|[KMGTP]b|ms|us|μs|ns|sec|secs|min|mins|hrs?|h|[kMG]?Hz|[TPG]?FLOPS|[TPG]?FLOPs|"
-    r"[kM]?W|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|TPUs?)(?:/\w+)?(?![A-Za-z])"
+    r"[mkMGμ]?W|[mkM]?V|[kMGT]?eV|[mμn]A|[mμnp]M|[mμ]L|[KMG]bps|mm|cm|km|nm|kg|mg|px|dB|fps|bits?|pp|GPUs?|"
+    r"TPUs?)(?:/\w+)?(?![A-Za-z])"
 )
 # "540b" is 540B as PaLM's authors write it; "2022b" (a cited year) and "Figure 4b" are not sizes.
 NUMBER = re.compile(
@@ -38,6 +39,7 @@ NOT_A_VALUE = re.compile(
     r"(?:(?<=\bin )|(?<=\bsee ))\d{1,2}(?:\.\d)?(?=\.(?:\s|$))|"  # a section without its "§": "in 3."
     r"(?<![\w.])\d{1,2}h\d{1,2}m[\d.s]*|[−+-]?\d{1,3}\s?[◦°]\s?\d{1,2}\s?[′'][\d.′'″\"]*|"  # sky coordinates
     r"(?:(?<=[A-Za-z]{2})|(?<=\s[smg]))−\d(?!\w)|"  # a unit's power: "μJy beam−1", "km s−1" (not "k−1")
+    r"(?<=[A-Za-z])\^\{?-?\d+\}?|"  # a letter's power in LaTeX: "$R^2 > 0.85$"
     # a confidence interval's level: "95% CI"
     r"(?<![\w.])\d{2}(?:\.\d)?\s?(?:%|percent)(?=\s*(?:CI\b|confidence interval|credible interval))"
 )
@@ -101,14 +103,50 @@ GREEK = str.maketrans(
 )  # fmt: skip
 
 
+# LaTeX as arXiv abstracts keep it ("12.5\\%", "5\\,km", "$2\\times$", "HoloLens~2") and unarXive's
+# placeholders ("{{formula:<uuid>}}", whose digits are no numbers; "{{cite:<hex>}}", a citation mark).
+_TEX = re.compile(
+    r"\{\{formula:[^}]*\}\}|\{\{cite:[^}]*\}\}"
+    r"|\\(?:(?:times|pm|approx|sim|leq?|geq?)(?![A-Za-z])|[%&$#_,;: ])"
+    r"|(?<=[A-Za-z\d])~(?=[A-Za-z\d])"
+)
+_TEX_SAID = {
+    "\\times": "×", "\\pm": "±", "\\approx": "≈", "\\sim": "~", "\\le": "≤", "\\leq": "≤", "\\ge": "≥",
+    "\\geq": "≥", "\\,": " ", "\\;": " ", "\\:": " ", "\\ ": " ", "~": " ",
+}  # fmt: skip
+
+
+def _tex(m: re.Match[str]) -> str:
+    said = m.group()
+    if said.startswith("{{"):
+        return " formula " if said.startswith("{{formula") else " "  # never glued to a number
+    return _TEX_SAID.get(said, said[1:])  # "\\%" is "%"
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` in compatibility form (NFKC: "𝜇" is "μ", "ﬁ" is "fi", a no-break space a space; a
-    math letter glued to the next word gets its space back; "n’t" is "n't"),
+    math letter glued to the next word gets its space back; "n’t" is "n't"; LaTeX's symbols and
+    unarXive's placeholders as read, a stray closing brace out: "R2}" is "R2"),
     superscripts, subscripts and fractions left as written ("10²" is not 102); and, for each of its
     characters and its end, the offset in ``text`` it comes from."""
     out: list[str] = []
     at: list[int] = []
+    tex = {m.start(): m for m in _TEX.finditer(text)}
+    skip = 0  # the rest of a LaTeX command or placeholder, read at its start
+    word = 0  # where the current word starts
     for i, char in enumerate(text):
+        if char.isspace():
+            word = i + 1
+        if i < skip:
+            continue
+        if i in tex:
+            said = _tex(tex[i])
+            skip = tex[i].end()
+            out.append(said)
+            at.extend([i] * len(said))
+            continue
+        if char == "}" and "{" not in text[word:i] and i > word:
+            continue  # "(R2} falling …": a brace its word never opened
         kept = unicodedata.decomposition(char).startswith(("<super>", "<sub>", "<fraction>"))
         folded = char if kept or char.isascii() else unicodedata.normalize("NFKC", char)
         if char == "’" and text[i - 1 : i] == "n" and text[i + 1 : i + 2] == "t":
@@ -467,17 +505,24 @@ def other_measures(a_tokens: Sequence[str], a: Value, b_tokens: Sequence[str], b
     if unit_a is not None and unit_b is not None:
         return unit_a != unit_b
     if unit_a is not None:
-        return _counted(b_tokens, b.start)
-    return unit_b is not None and _counted(a_tokens, a.start)
+        return counts_a_thing(b_tokens, b.start)
+    return unit_b is not None and counts_a_thing(a_tokens, a.start)
 
 
 _NOT_COUNTED = frozenset(["was", "has", "does", "this", "thus", "its", "less", "plus", "across", "versus"])
 
 
-def _counted(tokens: Sequence[str], at: int) -> bool:
+def counts_a_thing(tokens: Sequence[str], at: int) -> bool:
     """The number at ``at`` counts the thing named after it ("43 patients")."""
     word = _word_after(tokens, at).strip(".,;:()[]")
-    return bool(re.fullmatch(r"[a-z]{3,}s", word)) and word not in _NOT_COUNTED and word not in _MEASURES
+    plural = re.fullmatch(r"[a-z]{3,}s", word) or word in ("people", "children", "men", "women")
+    return bool(plural) and word not in _NOT_COUNTED and word not in _MEASURES
+
+
+def p_value(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is a P value ("P = 0.657", "p<0.001", "a p-value of 0.03")."""
+    said = " ".join(tokens[max(0, at - 3) : at + 1]).lower()
+    return bool(re.search(r"(?:^|[\s(,;])p(?:[- ]values?)?(?: of| was| is)?\s?[=<>≤≥]?\s?[(\d.]+\S*$", said))
 
 
 _OWN_KINDS = frozenset(["±", "ci", "time", "name"])

@@ -62,6 +62,15 @@ _UP = [
     "deeper",
     "stronger",
     "speedup",
+    "rose",
+    "rise",
+    "rises",
+    "rising",
+    "risen",
+    "grew",
+    "grow",
+    "grows",
+    "growing",
 ]
 _DOWN = [
     "lower",
@@ -94,6 +103,15 @@ _DOWN = [
     "weaker",
     "hurt",
     "hurts",
+    "fell",
+    "fall",
+    "falls",
+    "falling",
+    "declined",
+    "decline",
+    "declines",
+    "declining",
+    "collapsed",
 ]
 _OPPOSITES = """
     high low, linear quadratic, most least, greater least, increase decrease, trainable frozen,
@@ -500,6 +518,7 @@ def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
     "than" (or "compared to", or a verb such as "outperforms") up to one; five content words a side."""
     found = []
     text = _PREFIXED.sub(r"\1\2", _NUMBERED.sub(r"\1", text))
+    seen = set()  # "greater mean improvement … than": one comparison, its first word's
     for m in re.finditer(r"[A-Za-z-]+", text):
         stems = [t for t in term_list(m.group()) if t in _DIRECTION]
         if not stems:
@@ -508,7 +527,16 @@ def _sides(text: str) -> list[tuple[int, set[str], set[str]]]:
         against = _AGAINST.search(after)
         fronted = _FRONTED_AGAINST.search(text[: m.start()])
         between = ""
+        if against and m.end() + against.start() in seen:
+            continue
+        if (
+            against
+            and re.search(r"(?:^|\b(?:more|less|fewer))\s*$", after[: against.start()])
+            and _BOUND.fullmatch((after[against.end() :].split() or [""])[0])
+        ):
+            continue  # "more than 300,000 frames", "gained more than five points": a bound
         if against and len(after[: against.start()].split()) <= 6:
+            seen.add(m.end() + against.start())
             between, after = after[: against.start()], after[against.end() :]
         elif fronted:  # "Compared to SQuALITY, PubMed is more extractive"
             after = fronted.group(1)
@@ -696,6 +724,23 @@ def _contrasted(text: str) -> list[str]:
     return halves if len(compared) >= 2 else parts
 
 
+def _exchanged(halves: Sequence[str], clauses: Sequence[str]) -> str | None:
+    """ "The torso dominated metabolic predictions while the legs encoded sleep" against "legs
+    dominated metabolic predictions while torso encoded sleep": each half of the claim says most of
+    what one clause says, and holds a word only the other clause has, crosswise."""
+    if len(halves) != 2 or len(clauses) != 2:
+        return None
+    a, b = (terms(h) for h in halves)
+    for c, d in ((0, 1), (1, 0)):
+        mine, other = terms(clauses[c]), terms(clauses[d])
+        if len(a & mine) < len(a & other) + 2 or len(b & other) < len(b & mine) + 2:
+            continue  # the halves do not follow the clauses this way
+        x, y = (a - b) & (other - mine), (b - a) & (mine - other)
+        if x and y:
+            return f"the passage says {word(min(y), clauses[c])!r} here, not {word(min(x), halves[0])!r}"
+    return None
+
+
 def clause_swapped(claim: str, window: str) -> str | None:
     """ "LED adds a pre-training objective" against "LED and PRIMERA handle long inputs, and PRIMERA
     adds a pre-training objective": the clause of the passage's sentence that says most of what a part
@@ -713,6 +758,9 @@ def clause_swapped(claim: str, window: str) -> str | None:
         way, their_way = _directions(part), _directions(clause)
         if overlap >= 3 and len(way) == 1 and their_way == {-next(iter(way))}:
             return f"the passage compares the other way where it says {clause.strip()!r}"
+    exchanged = _exchanged(_contrasted(claim), _contrasted(window))
+    if exchanged:
+        return exchanged
     every = names(window, anywhere=True)
     mine = [n for n in names(claim, anywhere=True) if holds_name(window, n)]
     if not mine or not every:

@@ -13,27 +13,50 @@ from chat.number_words import HEDGES
 from chat.numbers import NEAR, Value, comparable, in_table, is_year, rounds_to, same
 
 
-def worked_difference(value: Value, claim_values: Sequence[Value], passage_values: Sequence[Value]) -> bool:
+def worked_difference(
+    value: Value, claim_values: Sequence[Value], passage_values: Sequence[Value], *, margin: bool = False
+) -> bool:
     """``value`` is, as precisely as the claim gives it, the difference between a number the claim
     states and another the passage gives near it ("0.61382, roughly 0.03 below the default" for
-    0.64206; "about five points" for 5.27)."""
+    0.64206; "about five points" for 5.27). ``margin``: the claim says it as one ("by 3.7") of a
+    passage without tables."""
     if value.unit not in ("", "%", "word", "scale"):
         return False
     measures = [a for a in passage_values if a.unit in ("", "%", "scale")]  # "25B … 15B" gaps 10 billion
     mine = [a for a in measures if any(same(a, c) for c in claim_values if c is not value)]
     # … or between two numbers of prose near each other, when the claim states neither ("a gain of
-    # 0.14 AUROC" for "from 0.81 … to 0.95"); never between a table's cells, whose gaps are many
-    prose = [a for a in measures if not in_table(passage_values, a)] if not mine else []
-    for a in mine or prose:
-        for b in passage_values if mine else prose:
-            if b is a or abs(a.start - b.start) > 2 * NEAR or not comparable(a, b):
-                continue
-            places = max(len(x.text.rstrip("%kKMBT").partition(".")[2]) for x in (a, b))
-            gap = round(abs(a.value - b.value), places)
-            said = Value(gap, "", value.start, f"{gap:.{places}f}")
-            if same(said, value) or rounds_to(said, value):
-                return True
+    # 0.14 AUROC" for "from 0.81 … to 0.95"), or says the number is a margin ("rose by about 3.7
+    # minutes between ages 4 to 5 and 13 to 15", where numbers crowd as in a table's row, but the
+    # passage has none); else never between a table's cells, whose gaps are many
+    prose = (
+        measures if margin else [a for a in measures if not in_table(passage_values, a)] if not mine else []
+    )
+    pairs = [(a, b) for a in mine for b in passage_values] + [(a, b) for a in prose for b in prose]
+    for a, b in pairs:
+        if b is a or abs(a.start - b.start) > 2 * NEAR or not comparable(a, b):
+            continue
+        places = max(len(x.text.rstrip("%kKMBT").partition(".")[2]) for x in (a, b))
+        gap = round(abs(a.value - b.value), places)
+        said = Value(gap, "", value.start, f"{gap:.{places}f}")
+        if same(said, value) or rounds_to(said, value):
+            return True
     return False
+
+
+_APART = re.compile(r"years?\s+(?:after|before|later|earlier|apart|since)\b", re.IGNORECASE)
+
+
+def years_apart(
+    tokens: Sequence[str], value: Value, claim_values: Sequence[Value], passage_values: Sequence[Value]
+) -> set[float]:
+    """Where ``value`` counts years between a year the claim states as the passage does and another
+    ("in 1977, nine years before the ARGUS observation"): the gaps between that year and the
+    passage's others (1977 and 1986: 9), which ``value`` must be one of; else none."""
+    if not _APART.match(" ".join(tokens[value.start + 1 : value.start + 3])):
+        return set()
+    years = [v for v in passage_values if is_year(v)]
+    mine = [y for y in years if any(same(y, c) for c in claim_values)]
+    return {abs(a.value - b.value) for a in mine for b in years if a.value != b.value}
 
 
 def worked_factor(tokens: Sequence[str], value: Value, claim_values: Sequence[Value]) -> bool:
