@@ -102,7 +102,9 @@ from chat.tables import confirms as _table_confirms
 from chat.tables import read_all as _read_tables
 from chat.tables import verdict_of_any as _table_verdict
 from chat.worked import complement as _complement
+from chat.worked import quotient as _quotient
 from chat.worked import share_of as _share_of
+from chat.worked import total as _total
 from chat.worked import worked_difference as _difference
 from chat.worked import worked_factor
 from chat.worked import years_apart as _years_apart
@@ -460,6 +462,12 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
             continue
         if not stated_as and _version(claim_tokens, value.start, passage):
             continue  # a version of a name ("SQuAD 1.1" for "SQuAD1.1"), not a value
+        if not stated_as and _kind_abbreviated(claim_tokens, value, passage):
+            continue  # "type 1 diabetes" for "T1DM"
+        if not stated_as and (
+            _total(claim_tokens, value, passage_values) or _quotient(claim_tokens, value, passage_values)
+        ):
+            continue  # "30 cases in all" for 20 and 10; "3 Gy per fraction" for 60 Gy in 20 fractions
         margin = (_margin(claim_tokens, value.start) or _gap_said(claim_tokens, value.start)) and not tables
         if (
             not stated_as
@@ -685,6 +693,12 @@ def _counted(tokens: Sequence[str], value: _Value, stated_as: Sequence[_Value]) 
 def _roundable(tokens: Sequence[str], value: _Value) -> bool:
     """Whether ``value`` may be a rounding: written in digits, or in words after a hedge ("about five")."""
     return value.unit != "word" or (value.start > 0 and tokens[value.start - 1].lower() in _HEDGES)
+
+
+def _kind_abbreviated(tokens: Sequence[str], value: _Value, passage: str) -> bool:
+    """A kind's numeral the passage writes into an abbreviation: "type 1 diabetes" as "T1DM"."""
+    kind = tokens[value.start - 1] if value.unit == "name" and value.start else ""
+    return bool(kind) and bool(re.search(rf"\b{re.escape(kind[0])}{value.text}[A-Z]", passage, re.IGNORECASE))
 
 
 def _version(tokens: Sequence[str], at: int, passage: str) -> bool:

@@ -101,3 +101,37 @@ def share_of(tokens: Sequence[str], value: Value, mine: Sequence[Value], found: 
     shares = [c.value / 100 for c in stated if c.unit == "%"]
     counts = [c.value for c in stated if not c.unit and c.value.is_integer()]
     return any(abs(p * n - value.value) <= 0.05 * p * n for p in shares for n in counts)
+
+
+_IN_ALL = re.compile(r"\b(?:in all|in total|total|altogether|combined|together|overall)\b", re.IGNORECASE)
+
+
+def total(tokens: Sequence[str], value: Value, found: Sequence[Value]) -> bool:
+    """``value`` is the sum of two counts the passage gives near each other, which the claim says is
+    a total ("validated on 30 cases in all" for "20 public … cases and 10 institutional cases")."""
+    if value.unit not in ("", "word") or not value.value.is_integer() or not _IN_ALL.search(" ".join(tokens)):
+        return False
+    counts = [v for v in found if not v.unit and v.value.is_integer() and not is_year(v)]
+    return any(
+        a.start < b.start <= a.start + 2 * NEAR and a.value + b.value == value.value
+        for a in counts
+        for b in counts
+    )
+
+
+def quotient(tokens: Sequence[str], value: Value, found: Sequence[Value]) -> bool:
+    """``value`` is, as precisely as the claim gives it, one number of the passage per another near
+    it, which the claim says with "per" or "each" ("3 Gy per fraction" for "60 Gy in 20 fractions")."""
+    said = " ".join(tokens[value.start + 1 : value.start + 3]).lower()
+    if value.unit not in ("", "word") or not re.search(r"\b(?:per|each|apiece)\b", said):
+        return False
+    places = len(value.text.partition(".")[2])
+    return any(
+        a is not b
+        and b.value > 1
+        and abs(a.start - b.start) <= NEAR
+        and round(a.value / b.value, places) == value.value
+        for a in found
+        for b in found
+        if not a.unit and not b.unit
+    )

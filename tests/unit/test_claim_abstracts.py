@@ -50,6 +50,16 @@ ABLATION = (
     "An ablation showed that arms dominated the balance and posture predictions while the head encoded "
     "gaze and attention phenotypes."
 )
+VALIDATION = (
+    "Validation included 24 public biopsy cases and 12 institutional cases. Each patient was "
+    "prescribed 50 Gy in 25 fractions."
+)
+PREGNANCY = "Preterm delivery occurred in 25.2% of women with T1DM versus 6.0% of the background population."
+PLAQUE = (
+    "One subset of monocytes more frequently expressed the receptor than the others (P<0.001). "
+    "Expression was significantly greater in patients with vulnerable plaque compared with those "
+    "without (10.4% vs. 4.5%, P=0.012)."
+)
 REHAB = (
     "The treated group showed significantly greater mean improvement in mobility score compared to "
     "the control group (21.3 vs. 16.8, P = 0.02)."
@@ -114,6 +124,25 @@ REHAB = (
         (
             "The control group showed greater mean improvement in mobility score than the treated group.",
             REHAB,
+            "direction",
+        ),
+        # a total of two counts the passage gives side by side; one number per another ("per")
+        ("The method was validated on 36 cases in all.", VALIDATION, ""),
+        ("The method was validated on 38 cases in all.", VALIDATION, "number"),
+        ("Each patient was prescribed 50 Gy in 25 fractions, or 2 Gy per fraction.", VALIDATION, ""),
+        ("Each patient was prescribed 50 Gy in 25 fractions, or 3 Gy per fraction.", VALIDATION, "number"),
+        # a kind's numeral written into an abbreviation ("type 1 diabetes" as "T1DM")
+        ("Preterm delivery occurred in 25.2% of women with type 1 diabetes.", PREGNANCY, ""),
+        ("Preterm delivery occurred in 25.2% of women with type 2 diabetes.", PREGNANCY, "number"),
+        # a P value is no side of a comparison
+        (
+            "Expression was more than twice as high in patients with vulnerable plaque as in those without.",
+            PLAQUE,
+            "",
+        ),
+        (
+            "Expression was lower in patients with vulnerable plaque than in those without.",
+            PLAQUE,
             "direction",
         ),
     ],
