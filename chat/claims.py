@@ -498,7 +498,11 @@ def _numbers(claim: str, passage: str, window: str, own_windows: dict[int, str] 
         # A number in brackets after a name is that name's ("18% of VGG-19 (19.6 billion FLOPs)").
         owner = {_bracketed_for(passage_tokens, v.start, passage, claim_names) for v in stated_as}
         name = owner.pop() if len(owner) == 1 else None
-        if name and not {t for t in term_list(name) if t.isalpha()} & claim_terms:
+        if (
+            name
+            and not {t for t in term_list(name) if t.isalpha()} & claim_terms
+            and not _spells(claim, name)
+        ):
             return f"the passage gives {value.text} for {name}"
         # … and a size glued to a name is that model's ("Qwen2.5-3B": 3B is not Phi-3-mini's)
         glued = {_glued_to(passage_tokens, v.start) for v in stated_as}
@@ -693,6 +697,15 @@ def _counted(tokens: Sequence[str], value: _Value, stated_as: Sequence[_Value]) 
 def _roundable(tokens: Sequence[str], value: _Value) -> bool:
     """Whether ``value`` may be a rounding: written in digits, or in words after a hedge ("about five")."""
     return value.unit != "word" or (value.start > 0 and tokens[value.start - 1].lower() in _HEDGES)
+
+
+def _spells(claim: str, name: str) -> bool:
+    """The claim spells out an acronym ("atypical hyperplasia" for "AH")."""
+    if not re.fullmatch(r"[A-Z]{2,5}", name):
+        return False
+    words = re.findall(r"[A-Za-z]+", claim)
+    n = len(name)
+    return any("".join(w[0] for w in words[i : i + n]).upper() == name for i in range(len(words) - n + 1))
 
 
 def _kind_abbreviated(tokens: Sequence[str], value: _Value, passage: str) -> bool:

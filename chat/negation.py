@@ -172,6 +172,8 @@ def negation_differs(
     # to variable sequence lengths"; "trained on 9M, 30M and 90M subsets … with no added
     # regularization" against a sentence of the subsets and "We do not perform additional
     # regularization" after it).
+    if not claim_negated and _affirmed_too(claim, wanted, sentences, best_sentence):
+        return False
     return not (claim_negated and _denied_too(claim, wanted, sentences, best_sentence))
 
 
@@ -212,6 +214,20 @@ def _tabular(text: str) -> bool:
     """Text that reads as a table, read or not: six numbers within sixteen words somewhere in it."""
     starts = [v.start for v in _values(text)[1]]
     return any(b - a < 16 for a, b in zip(starts, starts[5:], strict=False))
+
+
+def _affirmed_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:
+    """Whether a sentence other than ``held`` that states one of the claim's numbers says the
+    claim's words with no negation ("2 = the output is unambiguously toxic" beside "0 = … not at all
+    toxic")."""
+    mine = {v.value for v in _values(claim)[1] if v.unit != "word"}
+    return bool(mine) and any(
+        not negated(text, wanted)
+        and mine & {v.value for v in _values(text)[1]}
+        and len(terms(text) & wanted) >= 3
+        for text in sentences
+        if text != held
+    )
 
 
 def _denied_too(claim: str, wanted: set[str], sentences: Sequence[str], held: str) -> bool:
