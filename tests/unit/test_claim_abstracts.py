@@ -3,7 +3,9 @@ LaTeX kept in arXiv listings ("12.5\\%", "5\\,km", "R2}") and unarXive's placeho
 their numbers ("10.8mW"), round counts hedged or bounded ("roughly 3,400", "under 40 minutes"), P
 values and odds ratios that are no rivals of counts or days, groups found alike, a threshold fallen
 short of, years between two events, a margin worked out in crowded prose, parallel sentences told
-apart by one word ("in boys" / "in girls"), and two clauses or two sides exchanged."""
+apart by one word ("in boys" / "in girls"), two clauses or two sides exchanged; totals and numbers
+per another worked out, a kind's numeral in an abbreviation ("T1DM"), an acronym spelled out, and a
+scale's line that states the claim's number."""
 
 from __future__ import annotations
 
