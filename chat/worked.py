@@ -1,7 +1,8 @@
 """Numbers a claim works out from those the passage states: a difference ("about 17 points below"
-for 80.42 and 63.32), a factor ("five times"), the rest of a whole ("only 36 of the 57 games, so 21
-lack a score") and a share of a count ("28% of the 109, about 30"). Each is as precise as the claim
-gives it (:mod:`chat.claims`)."""
+for 80.42 and 63.32), the years between two years ("nine years before"), a factor ("five times"),
+the rest of a whole ("only 36 of the 57 games, so 21 lack a score"), a share of a count ("28% of the
+109, about 30"), a total ("30 cases in all") and one number per another ("3 Gy per fraction"). Each
+is as precise as the claim gives it (:mod:`chat.claims`)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ def worked_difference(
     # 0.14 AUROC" for "from 0.81 … to 0.95"), or says the number is a margin ("rose by about 3.7
     # minutes between ages 4 to 5 and 13 to 15", where numbers crowd as in a table's row, but the
     # passage has none); else never between a table's cells, whose gaps are many
-    prose = (
-        measures if margin else [a for a in measures if not in_table(passage_values, a)] if not mine else []
-    )
+    if margin:
+        prose = measures
+    else:
+        prose = [a for a in measures if not in_table(passage_values, a)] if not mine else []
     pairs = [(a, b) for a in mine for b in passage_values] + [(a, b) for a in prose for b in prose]
     for a, b in pairs:
         if b is a or abs(a.start - b.start) > 2 * NEAR or not comparable(a, b):
