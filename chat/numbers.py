@@ -519,6 +519,13 @@ def counts_a_thing(tokens: Sequence[str], at: int) -> bool:
     return bool(plural) and word not in _NOT_COUNTED and word not in _MEASURES
 
 
+def statistic(tokens: Sequence[str], at: int) -> bool:
+    """The number at word ``at`` is a test's statistic or a correlation, not a measure of a group:
+    a P value, "r=0.28", "z = -0.22", "t = 2.1", "F = 4.3"."""
+    said = " ".join(tokens[max(0, at - 3) : at + 1]).lower()
+    return p_value(tokens, at) or bool(re.search(r"(?:^|[\s(,;])(?:r|z|t|f|ρ|rho)\s?=\s?[(\d.−-]+\S*$", said))
+
+
 def p_value(tokens: Sequence[str], at: int) -> bool:
     """The number at word ``at`` is a P value ("P = 0.657", "p<0.001", "a p-value of 0.03")."""
     said = " ".join(tokens[max(0, at - 3) : at + 1]).lower()

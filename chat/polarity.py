@@ -22,6 +22,7 @@ from chat.numbers import Value as _Value
 from chat.numbers import comparable as _comparable
 from chat.numbers import rounds_to as _rounds_to
 from chat.numbers import same as _same
+from chat.numbers import statistic
 from chat.numbers import tokens as _tokens
 from chat.numbers import values as _values
 from retrieval.evidence import term_list, terms
@@ -662,6 +663,8 @@ def numbers_compared(claim: str, passage: str) -> str | None:
     for v in _values(passage)[1]:
         if v.unit in ("word", "±", "ci") or any(_same(v, m) or _rounds_to(v, m) for m in mine):
             continue
+        if statistic(toks, v.start):
+            continue  # "P<0.001", "r=0.28": a test's, no side's
         lo = v.start
         while lo > max(0, v.start - 10) and not re.search(r"(?<![A-Z\d])[.!?]$", toks[lo - 1]):
             lo -= 1

@@ -59,9 +59,10 @@ VALIDATION = (
 )
 PREGNANCY = "Preterm delivery occurred in 25.2% of women with T1DM versus 6.0% of the background population."
 PLAQUE = (
-    "One subset of monocytes more frequently expressed the receptor than the others (P<0.001). "
-    "Expression was significantly greater in patients with vulnerable plaque compared with those "
-    "without (10.4% vs. 4.5%, P=0.012)."
+    "Monocytes of one subset more frequently expressed the receptor than the other subsets (P<0.001). "
+    "The relative proportion of expression was significantly greater in patients with vulnerable plaque "
+    "compared with those without (10.4 [4.1-14.5] % vs. 4.5 [2.8-7.8] %, P=0.012). Expression positively "
+    "correlated with the remodeling index (r=0.28, P=0.025)."
 )
 SCALE = (  # arXiv 2203.02155, p. 38 (labelling instructions)
     "Doing this involves two parts. First, you’ll rate the toxicity of the output and input, and the "
@@ -154,7 +155,7 @@ REHAB = (
         # a kind's numeral written into an abbreviation ("type 1 diabetes" as "T1DM")
         ("Preterm delivery occurred in 25.2% of women with type 1 diabetes.", PREGNANCY, ""),
         ("Preterm delivery occurred in 25.2% of women with type 2 diabetes.", PREGNANCY, "number"),
-        # a P value is no side of a comparison
+        # a P value or a correlation is no side of a comparison
         (
             "Expression was more than twice as high in patients with vulnerable plaque as in those without.",
             PLAQUE,
