@@ -52,6 +52,7 @@ from chat.number_binding import (
 from chat.number_context import joint_context as _joint_context
 from chat.number_context import reach as _reach
 from chat.number_context import spelled_out
+from chat.number_context import spells as _spells
 from chat.number_owners import beside as _beside
 from chat.number_owners import bracketed_for as _bracketed_for
 from chat.number_owners import glued_to as _glued_to
@@ -697,15 +698,6 @@ def _counted(tokens: Sequence[str], value: _Value, stated_as: Sequence[_Value]) 
 def _roundable(tokens: Sequence[str], value: _Value) -> bool:
     """Whether ``value`` may be a rounding: written in digits, or in words after a hedge ("about five")."""
     return value.unit != "word" or (value.start > 0 and tokens[value.start - 1].lower() in _HEDGES)
-
-
-def _spells(claim: str, name: str) -> bool:
-    """The claim spells out an acronym ("atypical hyperplasia" for "AH")."""
-    if not re.fullmatch(r"[A-Z]{2,5}", name):
-        return False
-    words = re.findall(r"[A-Za-z]+", claim)
-    n = len(name)
-    return any("".join(w[0] for w in words[i : i + n]).upper() == name for i in range(len(words) - n + 1))
 
 
 def _kind_abbreviated(tokens: Sequence[str], value: _Value, passage: str) -> bool:

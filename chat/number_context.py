@@ -5,7 +5,7 @@ or a clause break, with the numbers it makes one statement with; and acronyms a 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from chat.number_binding import partners, unabbreviated
 from chat.numbers import GREEK, NEAR, Value, comparable, in_table, tokens
@@ -114,17 +114,29 @@ def _breaks(text: str) -> set[int]:
 _ACRONYM = re.compile(r"\b([A-Z]{2,5})s?\b")
 
 
+def _initials(text: str, sizes: Iterable[int]) -> Iterator[tuple[str, list[str]]]:
+    """Each run of ``sizes`` words of ``text`` with its initials, lower-cased."""
+    words = re.findall(r"[A-Za-z]+", text)
+    for n in sizes:
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            yield "".join(w[0] for w in run).lower(), run
+
+
 def spelled_out(ctx: dict[str, float], claim: str, passage: str) -> dict[str, float]:
     """``ctx`` (a claim number's words) with the passage's acronyms the claim spells out ("channels
     under test" for "CUTs"), each at the weight of the words that spell it."""
     acronyms = {a.lower() for a in _ACRONYM.findall(passage)}
-    words = re.findall(r"[A-Za-z]+", claim)
     out = dict(ctx)
-    for n in (2, 3, 4):
-        for i in range(len(words) - n + 1):
-            run = words[i : i + n]
-            initials = "".join(w[0] for w in run).lower()
-            weights = [ctx[t] for w in run for t in term_list(w) if t in ctx]
-            if initials in acronyms and weights and not any(w.isupper() for w in run):
-                out[initials] = max(out.get(initials, 0.0), *weights)
+    for initials, run in _initials(claim, (2, 3, 4)):
+        weights = [ctx[t] for w in run for t in term_list(w) if t in ctx]
+        if initials in acronyms and weights and not any(w.isupper() for w in run):
+            out[initials] = max(out.get(initials, 0.0), *weights)
     return out
+
+
+def spells(claim: str, name: str) -> bool:
+    """The claim spells out an acronym ("atypical hyperplasia" for "AH")."""
+    return bool(re.fullmatch(r"[A-Z]{2,5}", name)) and any(
+        initials == name.lower() for initials, _ in _initials(claim, (len(name),))
+    )
